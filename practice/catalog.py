@@ -1,0 +1,191 @@
+"""Problem discovery: the folders under ``practice/problems`` and their ``problem.md``.
+
+``problem.md`` starts with a front matter block between ``---`` lines, one ``key: value`` per
+line (lists as ``[a, b]``), then the statement. The statement holds exactly one fenced block
+whose info string is ``json example``: the worked example as data (function, args, kwargs,
+expected, rtol). Sections ``## 提示`` (hints) and ``## 解析`` (explanation) follow the statement.
+"""
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+
+PROBLEMS_DIR = Path(__file__).resolve().parent / "problems"
+REQUIRED_KEYS = ("id", "slug", "title", "title_en", "difficulty", "chapter", "tags", "functions")
+DIFFICULTIES = ("简单", "中等", "困难")
+DIFFICULTY_EN = {"简单": "easy", "中等": "medium", "困难": "hard"}
+HINT_HEADING = "## 提示"
+EXPLANATION_HEADING = "## 解析"
+_FOLDER = re.compile(r"^(\d+)-([a-z0-9][a-z0-9-]*)$")
+_EXAMPLE_BLOCK = re.compile(r"^```json example[ \t]*\n(.*?)^```[ \t]*$", re.S | re.M)
+
+
+class FrontMatterError(ValueError):
+    pass
+
+
+def _parse_value(raw: str):
+    raw = raw.strip()
+    if raw.startswith("[") and raw.endswith("]"):
+        inner = raw[1:-1].strip()
+        return [_parse_value(x) for x in inner.split(",")] if inner else []
+    if len(raw) >= 2 and raw[0] == raw[-1] and raw[0] in "\"'":
+        return raw[1:-1]
+    if re.fullmatch(r"-?\d+", raw):
+        return int(raw)
+    if re.fullmatch(r"-?\d+\.\d*", raw):
+        return float(raw)
+    return raw
+
+
+def parse_front_matter(text: str) -> tuple[dict, str]:
+    """Split ``problem.md`` into (front matter dict, body)."""
+    lines = text.splitlines(keepends=True)
+    if not lines or lines[0].strip() != "---":
+        raise FrontMatterError("problem.md must start with a '---' line")
+    meta: dict = {}
+    for i in range(1, len(lines)):
+        line = lines[i].strip()
+        if line == "---":
+            return meta, "".join(lines[i + 1:])
+        if not line or line.startswith("#"):
+            continue
+        key, sep, value = line.partition(":")
+        if not sep:
+            raise FrontMatterError(f"front matter line {i + 1} is not 'key: value': {line!r}")
+        meta[key.strip()] = _parse_value(value)
+    raise FrontMatterError("front matter has no closing '---' line")
+
+
+@dataclass
+class Problem:
+    folder: Path
+    meta: dict
+    body: str = field(repr=False)
+
+    @property
+    def id(self) -> int:
+        return int(self.meta["id"])
+
+    @property
+    def slug(self) -> str:
+        return str(self.meta["slug"])
+
+    @property
+    def key(self) -> str:
+        return f"{self.id}-{self.slug}"
+
+    @property
+    def title(self) -> str:
+        return str(self.meta.get("title", ""))
+
+    @property
+    def title_en(self) -> str:
+        return str(self.meta.get("title_en", ""))
+
+    def display_title(self, lang: str = "zh") -> str:
+        return self.title_en if lang == "en" and self.title_en else self.title
+
+    def display_difficulty(self, lang: str = "zh") -> str:
+        d = str(self.meta.get("difficulty", ""))
+        return DIFFICULTY_EN.get(d, d) if lang == "en" else d
+
+    @property
+    def functions(self) -> list[str]:
+        return [str(f) for f in self.meta.get("functions", [])]
+
+    @property
+    def time_limit_s(self) -> float:
+        return float(self.meta.get("time_limit_s", 5.0))
+
+    @property
+    def run_limit_s(self) -> float:
+        return float(self.meta.get("run_limit_s", 60.0))
+
+    @property
+    def memory_mb(self) -> int:
+        return int(self.meta.get("memory_mb", 1024))
+
+    # files
+    @property
+    def statement_path(self) -> Path:
+        return self.folder / "problem.md"
+
+    @property
+    def starter_path(self) -> Path:
+        return self.folder / "starter.py"
+
+    @property
+    def solution_path(self) -> Path:
+        return self.folder / "solution.py"
+
+    @property
+    def example_tests(self) -> Path:
+        return self.folder / "test_example.py"
+
+    @property
+    def hidden_tests(self) -> Path:
+        return self.folder / "test_hidden.py"
+
+    # sections of the body
+    def _split(self) -> tuple[str, str, str]:
+        body = self.body
+        hint_at = body.find(HINT_HEADING)
+        expl_at = body.find(EXPLANATION_HEADING)
+        end_statement = min([i for i in (hint_at, expl_at) if i >= 0], default=len(body))
+        statement = body[:end_statement]
+        hint = body[hint_at + len(HINT_HEADING):expl_at if expl_at > hint_at else len(body)] \
+            if hint_at >= 0 else ""
+        explanation = body[expl_at + len(EXPLANATION_HEADING):] if expl_at >= 0 else ""
+        return statement.strip(), hint.strip(), explanation.strip()
+
+    @property
+    def statement(self) -> str:
+        return self._split()[0]
+
+    @property
+    def hint(self) -> str:
+        return self._split()[1]
+
+    @property
+    def explanation(self) -> str:
+        return self._split()[2]
+
+    @cached_property
+    def example(self) -> dict:
+        """The worked example block of the statement, parsed."""
+        blocks = _EXAMPLE_BLOCK.findall(self.statement)
+        if len(blocks) != 1:
+            raise FrontMatterError(f"{self.key}: the statement needs exactly one ```json example block, "
+                                   f"found {len(blocks)}")
+        return json.loads(blocks[0])
+
+
+def load_problem(folder: Path) -> Problem:
+    text = (folder / "problem.md").read_text(encoding="utf-8")
+    meta, body = parse_front_matter(text)
+    return Problem(folder, meta, body)
+
+
+def problem_folders(root: Path = PROBLEMS_DIR) -> list[Path]:
+    if not root.is_dir():
+        return []
+    return sorted((p for p in root.iterdir() if p.is_dir() and _FOLDER.match(p.name)),
+                  key=lambda p: int(_FOLDER.match(p.name).group(1)))
+
+
+def all_problems(root: Path = PROBLEMS_DIR) -> list[Problem]:
+    return [load_problem(p) for p in problem_folders(root)]
+
+
+def find(key: str, root: Path = PROBLEMS_DIR) -> Problem | None:
+    """Look a problem up by id (``184``), folder name (``184-deployment-size``) or slug."""
+    key = str(key).strip()
+    for folder in problem_folders(root):
+        number, slug = _FOLDER.match(folder.name).groups()
+        if key in (number, folder.name, slug) or (key.isdigit() and int(key) == int(number)):
+            return load_problem(folder)
+    return None

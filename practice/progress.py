@@ -1,0 +1,80 @@
+"""Progress in ``<workspace>/.progress.json``: attempts and first acceptance per problem.
+
+Written atomically (temporary file + ``os.replace``). A file that cannot be read as progress is
+renamed aside (``.progress.json.corrupt-<time>``) and a fresh one is started; reading progress
+never raises.
+"""
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+from .workspace import atomic_write_bytes
+
+FILE_NAME = ".progress.json"
+VERSION = 1
+
+
+def progress_path(workspace: Path) -> Path:
+    return workspace / FILE_NAME
+
+
+def _valid(data) -> bool:
+    if not isinstance(data, dict) or not isinstance(data.get("problems"), dict):
+        return False
+    for entry in data["problems"].values():
+        if not isinstance(entry, dict) or not isinstance(entry.get("attempts", 0), int):
+            return False
+    return True
+
+
+def load(workspace: Path) -> tuple[dict, Path | None]:
+    """Return (progress, path the corrupt file was moved to or None)."""
+    path = progress_path(workspace)
+    fresh = {"version": VERSION, "problems": {}}
+    if not path.exists():
+        return fresh, None
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        if _valid(data):
+            return data, None
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        pass
+    aside = path.with_name(f"{FILE_NAME}.corrupt-{time.strftime('%Y%m%d-%H%M%S')}")
+    n = 1
+    while aside.exists():
+        aside = path.with_name(f"{FILE_NAME}.corrupt-{time.strftime('%Y%m%d-%H%M%S')}-{n}")
+        n += 1
+    try:
+        path.replace(aside)
+    except OSError:
+        aside = None
+    return fresh, aside
+
+
+def save(workspace: Path, data: dict) -> None:
+    text = json.dumps(data, ensure_ascii=False, indent=2, sort_keys=True) + "\n"
+    atomic_write_bytes(progress_path(workspace), text.encode("utf-8"))
+
+
+def record(workspace: Path, problem_id: int, accepted: bool, verdict: str) -> tuple[dict, Path | None]:
+    """Count one judged attempt; remember the first acceptance."""
+    data, aside = load(workspace)
+    entry = data["problems"].setdefault(str(problem_id), {"attempts": 0, "accepted_at": None})
+    entry["attempts"] = int(entry.get("attempts", 0)) + 1
+    entry["last_verdict"] = verdict
+    entry["last_at"] = time.strftime("%Y-%m-%dT%H:%M:%S")
+    if accepted and not entry.get("accepted_at"):
+        entry["accepted_at"] = entry["last_at"]
+    save(workspace, data)
+    return data, aside
+
+
+def status(data: dict, problem_id: int) -> str:
+    entry = data.get("problems", {}).get(str(problem_id))
+    if not entry:
+        return "new"
+    if entry.get("accepted_at"):
+        return "solved"
+    return "tried" if entry.get("attempts", 0) > 0 else "new"

@@ -1,0 +1,88 @@
+"""Latency metrics of a finished run: TTFT, TPOT, ITL percentiles, throughput and goodput."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from sim.result import SimResult
+
+
+def percentile(values, p: float, weights=None) -> float:
+    """Nearest-rank percentile: the sorted values' element at ``min(n-1, ceil(p/100*n)-1)``.
+
+    With integer ``weights`` each value counts that many times (as if repeated), without
+    building the repeated array. ``p`` is in (0, 100].
+    """
+    if not 0 < p <= 100:
+        raise ValueError(f"percentile p must be in (0, 100], got {p!r}")
+    values = np.asarray(values, dtype=float)
+    if weights is None:
+        n = len(values)
+        if n == 0:
+            raise ValueError("percentile of no values")
+        return float(np.sort(values)[min(n - 1, math.ceil(p / 100 * n) - 1)])
+    weights = np.asarray(weights, dtype=np.int64)
+    keep = weights > 0
+    values, weights = values[keep], weights[keep]
+    n = int(weights.sum())
+    if n == 0:
+        raise ValueError("percentile of no values")
+    order = np.argsort(values, kind="stable")
+    rank = min(n - 1, math.ceil(p / 100 * n) - 1)          # 0-based index in the repeated list
+    cumulative = np.cumsum(weights[order])
+    return float(values[order][np.searchsorted(cumulative, rank, side="right")])
+
+
+def meets_slos(result: SimResult, ttft_slo: float, tpot_slo: float) -> np.ndarray:
+    """Per request: whether its TTFT and its TPOT are both within the SLOs (inclusive)."""
+    return (result.ttft <= ttft_slo) & (result.tpot <= tpot_slo)
+
+
+def summarize(result: SimResult, ttft_slo: float, tpot_slo: float) -> dict:
+    """Summarize a run against SLOs on TTFT and TPOT (seconds).
+
+    TTFT = first_token - arrival; TPOT = (finish - first_token) / (output_len - 1), and 0.0 for a
+    request with a single output token (it has no gaps between tokens, so it meets any TPOT SLO).
+    ITL is every gap between two consecutive output tokens of a request, over all requests (a
+    decoding request emits one token per step, so each gap is one step's duration).
+    Percentiles are nearest-rank. duration = last finish - first arrival; output_tps = output
+    tokens / duration; goodput = requests meeting both SLOs (<=) per second of duration; slo_ok =
+    their fraction.
+    """
+    for name, value in (("ttft_slo", ttft_slo), ("tpot_slo", tpot_slo)):
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0 or not math.isfinite(value):
+            raise ValueError(f"{name} must be a positive number of seconds, got {value!r}")
+    if len(result) == 0:
+        raise ValueError("result has no requests to summarize")
+    ttft, tpot = result.ttft, result.tpot
+    if np.isnan(result.finish).any():
+        raise ValueError("result has unfinished requests (finish is NaN)")
+    duration = float(result.finish.max() - result.arrival.min())
+    ok = meets_slos(result, ttft_slo, tpot_slo)
+    stats = {
+        "requests": len(result),
+        "duration_s": duration,
+        "ttft_mean": float(ttft.mean()),
+        "ttft_p50": percentile(ttft, 50),
+        "ttft_p90": percentile(ttft, 90),
+        "ttft_p99": percentile(ttft, 99),
+        "tpot_mean": float(tpot.mean()),
+        "tpot_p50": percentile(tpot, 50),
+        "tpot_p90": percentile(tpot, 90),
+        "tpot_p99": percentile(tpot, 99),
+        "e2e_p50": percentile(result.e2e, 50),
+        "e2e_p99": percentile(result.e2e, 99),
+        "request_rate": len(result) / duration,
+        "output_tps": float(result.output_len.sum()) / duration,
+        "goodput": int(ok.sum()) / duration,
+        "slo_ok": float(ok.mean()),
+    }
+    steps = result.steps
+    if int((result.output_len - 1).sum()) > 0:
+        stats["itl_p50"] = percentile(steps.duration, 50, weights=steps.decoders)
+        stats["itl_p99"] = percentile(steps.duration, 99, weights=steps.decoders)
+    else:
+        stats["itl_p50"] = stats["itl_p99"] = 0.0            # no request has a second token
+    return stats

@@ -1,0 +1,107 @@
+"""What a simulation returns: per-request times, and a compact log of every step."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterator, NamedTuple
+
+import numpy as np
+
+
+class Request(NamedTuple):
+    """One finished request (seconds from the start of the run)."""
+
+    arrival: float
+    first_token: float
+    finish: float
+    input_len: int
+    output_len: int
+
+    @property
+    def ttft(self) -> float:
+        return self.first_token - self.arrival
+
+    @property
+    def tpot(self) -> float:
+        """Mean gap between output tokens; 0.0 for a one-token output (it has no gaps)."""
+        if self.output_len == 1:
+            return 0.0
+        return (self.finish - self.first_token) / (self.output_len - 1)
+
+
+@dataclass(frozen=True)
+class StepLog:
+    """Every step of a run, one entry per step (numpy arrays of equal length).
+
+    start      seconds at which the step began
+    duration   its length in seconds (the step rule's roofline time plus overhead)
+    tokens     tokens it computed (prompt chunks plus one per decoding request)
+    context    tokens of KV cache held by running requests when it began
+    decoders   requests that emitted a non-first output token at its end
+    """
+
+    start: np.ndarray
+    duration: np.ndarray
+    tokens: np.ndarray
+    context: np.ndarray
+    decoders: np.ndarray
+
+    def __len__(self) -> int:
+        return len(self.duration)
+
+
+class SimResult:
+    """Per-request arrays in arrival order, plus the step log.
+
+    ``arrival``, ``first_token``, ``finish`` (seconds), ``input_len``, ``output_len`` are numpy
+    arrays; ``len(result)`` is the number of requests, and iterating yields ``Request`` records.
+    ``steps`` is a ``StepLog``, rebuilt from the engine's run-length log on first use.
+    """
+
+    def __init__(self, arrival, first_token, finish, input_len, output_len, step_runs=None):
+        self.arrival = np.asarray(arrival, dtype=float)
+        self.first_token = np.asarray(first_token, dtype=float)
+        self.finish = np.asarray(finish, dtype=float)
+        self.input_len = np.asarray(input_len, dtype=np.int64)
+        self.output_len = np.asarray(output_len, dtype=np.int64)
+        self._step_runs = step_runs
+        self._steps: StepLog | None = None
+
+    def __len__(self) -> int:
+        return len(self.arrival)
+
+    def __iter__(self) -> Iterator[Request]:
+        for row in zip(self.arrival.tolist(), self.first_token.tolist(), self.finish.tolist(),
+                       self.input_len.tolist(), self.output_len.tolist()):
+            yield Request(*row)
+
+    def __getitem__(self, i: int) -> Request:
+        return Request(float(self.arrival[i]), float(self.first_token[i]), float(self.finish[i]),
+                       int(self.input_len[i]), int(self.output_len[i]))
+
+    def __repr__(self) -> str:
+        return f"SimResult({len(self)} requests, {len(self.steps) if self._step_runs else 0} steps)"
+
+    @property
+    def ttft(self) -> np.ndarray:
+        """Time to first token of each request, seconds."""
+        return self.first_token - self.arrival
+
+    @property
+    def tpot(self) -> np.ndarray:
+        """Mean time per output token after the first; 0.0 where output_len is 1."""
+        gaps = np.maximum(self.output_len - 1, 1)
+        return np.where(self.output_len > 1, (self.finish - self.first_token) / gaps, 0.0)
+
+    @property
+    def e2e(self) -> np.ndarray:
+        """End-to-end latency of each request, seconds."""
+        return self.finish - self.arrival
+
+    @property
+    def steps(self) -> StepLog:
+        if self._steps is None:
+            if self._step_runs is None:
+                raise ValueError("this result carries no step log")
+            self._steps = self._step_runs()
+        return self._steps

@@ -1,0 +1,91 @@
+"""One serving instance, described by the numbers the step rule needs.
+
+The fields and defaults are the handbook's, so its code runs unchanged. Every field is checked when
+the object is built: a bad value raises ``ValueError`` naming the field and the allowed range.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, fields
+
+
+@dataclass(frozen=True)
+class Setup:
+    """A serving instance: model size, memory, hardware roofline and scheduler limits.
+
+    params                  parameters read per token (the active ones for an MoE model)
+    weight_bytes            bytes of weights read once per step
+    kv_bytes_per_token      KV-cache bytes one token of context occupies
+    kv_capacity_tokens      tokens of KV cache the instance can hold
+    peak_flops              dense FLOP/s of the whole instance (all its GPUs)
+    bandwidth               memory bandwidth of the whole instance, bytes/s
+    mfu                     fraction of peak_flops reached by the step's matmuls, in (0, 1]
+    step_overhead           fixed seconds added to every step (launch, scheduling, communication)
+    max_num_batched_tokens  token budget of one step (chunked prefill)
+    max_num_seqs            most requests running at once
+    """
+
+    params: float
+    weight_bytes: float
+    kv_bytes_per_token: float
+    kv_capacity_tokens: int
+    peak_flops: float = 989e12
+    bandwidth: float = 3.35e12
+    mfu: float = 0.5
+    step_overhead: float = 0.5e-3
+    max_num_batched_tokens: int = 8192
+    max_num_seqs: int = 256
+
+    def __post_init__(self) -> None:
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if isinstance(value, bool) or not isinstance(value, (int, float)):
+                raise ValueError(f"Setup.{f.name} must be a number, got {value!r}")
+            if not math.isfinite(value):
+                raise ValueError(f"Setup.{f.name} must be finite, got {value!r}")
+        _positive(self, "params", "peak_flops", "bandwidth")
+        _at_least(self, 0, "weight_bytes", "kv_bytes_per_token", "step_overhead")
+        _whole_at_least(self, 1, "kv_capacity_tokens", "max_num_batched_tokens", "max_num_seqs")
+        if not 0 < self.mfu <= 1:
+            raise ValueError(f"Setup.mfu must be in (0, 1], got {self.mfu!r}")
+
+    def replace(self, **changes) -> "Setup":
+        """A copy with some fields changed (checked like a new Setup)."""
+        values = {f.name: getattr(self, f.name) for f in fields(self)}
+        unknown = set(changes) - set(values)
+        if unknown:
+            raise ValueError(f"Setup has no field(s) {sorted(unknown)}; fields are {sorted(values)}")
+        values.update(changes)
+        return Setup(**values)
+
+    def step_time(self, tokens: int, context: int) -> float:
+        """Seconds of one step that computes ``tokens`` tokens over ``context`` cached tokens.
+
+        The roofline: the slower of the matmul FLOPs at ``mfu`` of peak and reading the weights
+        plus the whole KV cache once, then the fixed overhead.
+        """
+        compute = 2 * self.params * tokens / (self.peak_flops * self.mfu)
+        memory = (self.weight_bytes + self.kv_bytes_per_token * context) / self.bandwidth
+        return max(compute, memory) + self.step_overhead
+
+
+def _positive(setup: Setup, *names: str) -> None:
+    for name in names:
+        if not getattr(setup, name) > 0:
+            raise ValueError(f"Setup.{name} must be > 0, got {getattr(setup, name)!r}")
+
+
+def _at_least(setup: Setup, low: float, *names: str) -> None:
+    for name in names:
+        if not getattr(setup, name) >= low:
+            raise ValueError(f"Setup.{name} must be >= {low}, got {getattr(setup, name)!r}")
+
+
+def _whole_at_least(setup: Setup, low: int, *names: str) -> None:
+    for name in names:
+        value = getattr(setup, name)
+        if value != int(value):
+            raise ValueError(f"Setup.{name} must be a whole number >= {low}, got {value!r}")
+        if value < low:
+            raise ValueError(f"Setup.{name} must be >= {low}, got {value!r}")
