@@ -209,11 +209,17 @@ def _expand_steps(setup: Setup, start, tokens, ctx0, grow, dec, count) -> StepLo
     compute = 2 * setup.params * tokens / (setup.peak_flops * setup.mfu)
     memory = (setup.weight_bytes + setup.kv_bytes_per_token * context) / setup.bandwidth
     duration = np.maximum(compute, memory) + setup.step_overhead
-    # Start times: each run starts at its recorded time (idle gaps lie between runs) and adds its
-    # own steps. The engine adds them one by one; a cumulative sum per run equals that to rounding.
+    return StepLog(duration=duration, tokens=tokens, context=context,
+                   decoders=np.asarray(dec, dtype=np.int64)[run_of_step],
+                   start=lambda: _step_starts(start, count, duration))
+
+
+def _step_starts(run_start, count, duration) -> np.ndarray:
+    """Start of every step: a run starts at its logged time (idle gaps lie between runs), then adds
+    its steps' durations one by one, in the engine's order, so the times are the engine's own."""
     first_of_run = np.cumsum(count) - count
-    ends = np.cumsum(duration)
-    before_run = np.where(first_of_run > 0, ends[first_of_run - 1], 0.0)
-    start = np.asarray(start, dtype=float)[run_of_step] + (ends - duration - before_run[run_of_step])
-    return StepLog(start=start, duration=duration, tokens=tokens, context=context,
-                   decoders=np.asarray(dec, dtype=np.int64)[run_of_step])
+    starts = np.asarray(run_start, dtype=float)[np.repeat(np.arange(len(count)), count)]
+    for i in np.flatnonzero(count > 1).tolist():
+        a, k = int(first_of_run[i]), int(count[i])
+        starts[a + 1:a + k] = np.cumsum(np.concatenate(([run_start[i]], duration[a:a + k - 1])))[1:]
+    return starts

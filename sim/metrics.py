@@ -46,7 +46,8 @@ def summarize(result: SimResult, ttft_slo: float, tpot_slo: float) -> dict:
     TTFT = first_token - arrival; TPOT = (finish - first_token) / (output_len - 1), and 0.0 for a
     request with a single output token (it has no gaps between tokens, so it meets any TPOT SLO).
     ITL is every gap between two consecutive output tokens of a request, over all requests (a
-    decoding request emits one token per step, so each gap is one step's duration).
+    decoding request emits one token per step, so each gap is one step's duration); it is None
+    for a result without a step log (one built by hand from arrays).
     Percentiles are nearest-rank. duration = last finish - first arrival; output_tps = output
     tokens / duration; goodput = requests meeting both SLOs (<=) per second of duration; slo_ok =
     their fraction.
@@ -79,8 +80,10 @@ def summarize(result: SimResult, ttft_slo: float, tpot_slo: float) -> dict:
         "goodput": int(ok.sum()) / duration,
         "slo_ok": float(ok.mean()),
     }
-    steps = result.steps
-    if int((result.output_len - 1).sum()) > 0:
+    if not result.has_steps:
+        stats["itl_p50"] = stats["itl_p99"] = None           # a result built by hand has no steps
+    elif int((result.output_len - 1).sum()) > 0:
+        steps = result.steps
         stats["itl_p50"] = percentile(steps.duration, 50, weights=steps.decoders)
         stats["itl_p99"] = percentile(steps.duration, 99, weights=steps.decoders)
     else:

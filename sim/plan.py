@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass, field, fields
 
-from sim.metrics import meets_slos
+from sim import bound
+from sim.metrics import meets_slos, summarize
 from sim.setup import Setup
 from sim.simulate import simulate
+from sim.validate import check_int, check_lengths_fit
 
 
 class BracketError(ValueError):
@@ -29,27 +32,11 @@ def max_rate(setup: Setup, input_len: int, output_len: int, ttft_slo: float, tpo
     ``BracketError`` when every midpoint failed (the answer is below ``lo``) or every one passed
     (it is at or above ``hi``): returning ``lo`` or ``hi`` then would be a silent wrong answer.
     """
-    if not 0 < target <= 1:
-        raise ValueError(f"target must be in (0, 1], got {target!r}")
-    if not (0 < lo < hi and math.isfinite(hi)):
-        raise ValueError(f"need 0 < lo < hi < inf, got lo={lo!r}, hi={hi!r}")
-    if not (isinstance(iterations, int) and iterations >= 1):
-        raise ValueError(f"iterations must be a whole number >= 1, got {iterations!r}")
-    low, high = lo, hi
-    for _ in range(iterations):
-        mid = (low + high) / 2
-        if meets_slo(setup, mid, input_len, output_len, ttft_slo, tpot_slo,
-                     target=target, num_requests=num_requests, seed=seed):
-            low = mid
-        else:
-            high = mid
-    if low == lo:
-        raise BracketError(f"the SLOs are not met at any rate tried in ({lo}, {hi}) req/s: the answer "
-                           f"is below lo={lo}; lower lo")
-    if high == hi:
-        raise BracketError(f"the SLOs are met at every rate tried up to {low:.4g} req/s: the answer is "
-                           f"at or above hi={hi}; raise hi")
-    return low
+    _check_target(target)
+    def ok(rate: float) -> bool:
+        return meets_slo(setup, rate, input_len, output_len, ttft_slo, tpot_slo,
+                         target=target, num_requests=num_requests, seed=seed)
+    return _bisect(ok, lo, hi, iterations)
 
 
 def find_max_rate(setup: Setup, input_len: int, output_len: int, ttft_slo: float, tpot_slo: float, *,
@@ -65,8 +52,66 @@ def find_max_rate(setup: Setup, input_len: int, output_len: int, ttft_slo: float
     def ok(rate: float) -> bool:
         return meets_slo(setup, rate, input_len, output_len, ttft_slo, tpot_slo,
                          target=target, num_requests=num_requests, seed=seed)
+    return _search(ok, throughput_bound(setup, input_len, output_len), rel_tol)
 
-    guess = throughput_bound(setup, input_len, output_len)
+
+# --- The same searches over any workload: a factory maps a rate to the workload to run ----------
+
+def meets_slo_for(setup: Setup, workload, ttft_slo: float, tpot_slo: float, *,
+                  target: float = 0.99) -> bool:
+    """Whether at least ``target`` of the workload's requests meet both SLOs."""
+    from sim.workload import run
+    return float(meets_slos(run(setup, workload), ttft_slo, tpot_slo).mean()) >= target
+
+
+def max_rate_for(setup: Setup, workload_at, ttft_slo: float, tpot_slo: float, *, target: float = 0.99,
+                 lo: float = 1.0, hi: float = 60.0, iterations: int = 12) -> float:
+    """``max_rate`` for any workload: ``workload_at(rate)`` builds the workload tried at ``rate``.
+
+    With ``workload_at = lambda r: sim.workload.poisson(r, 1500, 2000, 500)`` it equals
+    ``max_rate(setup, 2000, 500, ...)`` exactly.
+    """
+    _check_target(target)
+    _check_factory(workload_at)
+    return _bisect(lambda r: meets_slo_for(setup, workload_at(r), ttft_slo, tpot_slo, target=target),
+                   lo, hi, iterations)
+
+
+def find_max_rate_for(setup: Setup, workload_at, ttft_slo: float, tpot_slo: float, *,
+                      target: float = 0.99, rel_tol: float = 0.005) -> float:
+    """``find_max_rate`` for any workload; the first guess uses the mean lengths of ``workload_at(1)``."""
+    _check_target(target)
+    _check_factory(workload_at)
+    probe = workload_at(1.0)
+    guess = throughput_bound(setup, max(1, round(probe.mean_input_len)), max(1, round(probe.mean_output_len)))
+    return _search(lambda r: meets_slo_for(setup, workload_at(r), ttft_slo, tpot_slo, target=target),
+                   guess, rel_tol)
+
+
+def _bisect(ok, lo: float, hi: float, iterations: int) -> float:
+    if not (0 < lo < hi and math.isfinite(hi)):
+        raise ValueError(f"need 0 < lo < hi < inf, got lo={lo!r}, hi={hi!r}")
+    if not (isinstance(iterations, int) and iterations >= 1):
+        raise ValueError(f"iterations must be a whole number >= 1, got {iterations!r}")
+    low, high = lo, hi
+    for _ in range(iterations):
+        mid = (low + high) / 2
+        if ok(mid):
+            low = mid
+        else:
+            high = mid
+    if low == lo:
+        raise BracketError(f"the SLOs are not met at any rate tried in ({lo}, {hi}) req/s: the answer "
+                           f"is below lo={lo}; lower lo")
+    if high == hi:
+        raise BracketError(f"the SLOs are met at every rate tried up to {low:.4g} req/s: the answer is "
+                           f"at or above hi={hi}; raise hi")
+    return low
+
+
+def _search(ok, guess: float, rel_tol: float) -> float:
+    if isinstance(rel_tol, bool) or not isinstance(rel_tol, (int, float)) or not 0 < rel_tol < 1:
+        raise ValueError(f"rel_tol must be in (0, 1), got {rel_tol!r}")
     low, high = guess / 2, guess * 2
     while not ok(low):
         high, low = low, low / 4
@@ -74,10 +119,23 @@ def find_max_rate(setup: Setup, input_len: int, output_len: int, ttft_slo: float
             return 0.0
     while ok(high):
         low, high = high, high * 2
+        if high > guess * 1e6:
+            raise BracketError(f"the SLOs are met at every rate tried up to {low:.4g} req/s (a million "
+                               "times the roofline bound): they do not constrain this instance")
     while high - low > rel_tol * low:
         mid = (low + high) / 2
         low, high = (mid, high) if ok(mid) else (low, mid)
     return low
+
+
+def _check_target(target) -> None:
+    if isinstance(target, bool) or not isinstance(target, (int, float)) or not 0 < target <= 1:
+        raise ValueError(f"target must be in (0, 1], got {target!r}")
+
+
+def _check_factory(workload_at) -> None:
+    if not callable(workload_at):
+        raise ValueError(f"workload_at must be a function rate -> Workload, got {workload_at!r}")
 
 
 def throughput_bound(setup: Setup, input_len: int, output_len: int) -> float:
@@ -92,3 +150,178 @@ def throughput_bound(setup: Setup, input_len: int, output_len: int) -> float:
     decode_step = (setup.weight_bytes + setup.kv_bytes_per_token * batch * (input_len + output_len / 2)) / setup.bandwidth
     memory_rate = batch / (output_len * (decode_step + setup.step_overhead))
     return min(compute_rate, memory_rate)
+
+
+# --- From a QPS target to a deployment ---------------------------------------------------------
+
+SEARCHES = ("auto", "chapter")
+PLAN_REL_TOL = 1e-3          # the auto search brackets the largest feasible rate to 0.1%
+LOW_LOAD_REQUESTS = 300      # the chapter's low-load run: 300 requests at 1 req/s
+
+
+class InfeasibleError(ValueError):
+    """No rate meets the SLOs on one instance; ``reason`` says which SLO a lone request misses."""
+
+    def __init__(self, message: str, *, ttft_s: float, tpot_s: float):
+        super().__init__(message)
+        self.reason = message
+        self.ttft_s = ttft_s
+        self.tpot_s = tpot_s
+
+
+@dataclass(frozen=True)
+class Plan:
+    """A deployment sized for a QPS target: instances, GPUs, cost, and what limits one instance.
+
+    rate_per_instance              largest Poisson rate (req/s) one instance serves within the SLOs
+    search                         how it was found: "auto" (find_max_rate to PLAN_REL_TOL),
+                                   "chapter" (the handbook's 12 halvings of [1, 60]) or "given"
+    instances_no_headroom          ceil(qps / rate_per_instance)
+    instances                      ceil(qps / rate_per_instance * headroom)
+    gpus                           instances * gpus_per_instance
+    usd_per_hour                   gpus * gpu_hour_usd
+    usd_per_million_output_tokens  usd_per_hour / (qps * output_len * 3600) * 1e6
+    bound                          what limits one instance at that rate (see ``sim.bound``)
+    bound_shares                   the step-log shares the bound was decided from
+    low_load_ttft_s, low_load_tpot_s  median TTFT / TPOT of 300 requests at min(1, rate / 10) req/s
+    """
+
+    qps: float
+    input_len: int
+    output_len: int
+    ttft_slo: float
+    tpot_slo: float
+    target: float
+    gpus_per_instance: int
+    headroom: float
+    gpu_hour_usd: float
+    search: str
+    rate_per_instance: float
+    instances_no_headroom: int
+    instances: int
+    gpus: int
+    usd_per_hour: float
+    usd_per_million_output_tokens: float
+    bound: str
+    bound_shares: dict = field(compare=False)
+    low_load_ttft_s: float
+    low_load_tpot_s: float
+
+    def as_dict(self) -> dict:
+        """Every field, as plain Python values (JSON-serializable)."""
+        out = {f.name: getattr(self, f.name) for f in fields(self)}
+        out["bound_shares"] = dict(self.bound_shares)
+        return out
+
+    def __str__(self) -> str:
+        pct = f"p{self.target * 100:g}"
+        rows = [
+            ("load", f"{self.qps:g} req/s, {self.input_len} in / {self.output_len} out tokens"),
+            ("SLOs", f"{pct} TTFT <= {_fmt_s(self.ttft_slo)}, {pct} TPOT <= {_fmt_s(self.tpot_slo)}"),
+            ("low load", f"TTFT {_fmt_s(self.low_load_ttft_s)}, TPOT {_fmt_s(self.low_load_tpot_s)} (median)"),
+            ("rate per instance", f"{self.rate_per_instance:.1f} req/s ({self.search} search)"),
+            ("bound", f"{self.bound} (compute-bound {self.bound_shares['compute']:.0%} of step time)"),
+            ("instances", f"{self.instances_no_headroom}, {self.instances} with {self.headroom:g}x headroom"),
+            ("GPUs", f"{self.gpus} ({self.gpus_per_instance} per instance)"),
+            ("cost", f"${self.usd_per_hour:,.0f}/h at ${self.gpu_hour_usd:g}/GPU-h, "
+                     f"${self.usd_per_million_output_tokens:.2f} per 1M output tokens"),
+        ]
+        width = max(len(k) for k, _ in rows)
+        return "\n".join(f"{k:<{width}}  {v}" for k, v in rows)
+
+
+def plan(qps: float, setup: Setup, input_len: int, output_len: int, ttft_slo: float,
+         tpot_slo: float, *, gpus_per_instance: int, headroom: float = 1.3,
+         gpu_hour_usd: float = 2.5, rate: float | None = None, search: str = "auto",
+         target: float = 0.99, num_requests: int = 1500, seed: int = 0) -> Plan:
+    """Size a deployment of identical ``setup`` instances for ``qps`` requests per second.
+
+    The rate one instance sustains comes from ``rate`` when given (``search`` is then "given"),
+    else from a search on Poisson arrivals of ``num_requests`` requests, a run passing when at least
+    ``target`` of its requests meet both SLOs:
+
+    - ``search="auto"`` (default): ``find_max_rate`` with ``rel_tol=PLAN_REL_TOL`` (0.1%): no
+      bracket to guess. For the chapter's instance it gives 16.76 req/s (printed 16.8).
+    - ``search="chapter"``: ``max_rate`` with the handbook's bracket [1, 60] and 12 halvings
+      (16.75830078125 req/s for the chapter); raises ``BracketError`` when the answer is outside.
+
+    Then instances = ceil(qps / rate * headroom), GPUs and cost follow; ``bound`` is read from the
+    step log of the run at that rate (see ``sim.bound``). Raises ``InfeasibleError`` (a ValueError)
+    when no rate meets the SLOs, saying which SLO a lone request already misses.
+    """
+    _check_positive("qps", qps)
+    _check_positive("ttft_slo", ttft_slo)
+    _check_positive("tpot_slo", tpot_slo)
+    check_int("gpus_per_instance", gpus_per_instance, 1)
+    if isinstance(headroom, bool) or not isinstance(headroom, (int, float)) or not 1 <= headroom < math.inf:
+        raise ValueError(f"headroom must be a finite number >= 1 (1.3 = 30% spare), got {headroom!r}")
+    if isinstance(gpu_hour_usd, bool) or not isinstance(gpu_hour_usd, (int, float)) or not 0 <= gpu_hour_usd < math.inf:
+        raise ValueError(f"gpu_hour_usd must be a finite number >= 0, got {gpu_hour_usd!r}")
+    if search not in SEARCHES:
+        raise ValueError(f"search must be one of {SEARCHES}, got {search!r}")
+    check_int("input_len", input_len, 1)
+    check_int("output_len", output_len, 1)
+    check_lengths_fit(setup, input_len, output_len)
+
+    if rate is not None:
+        _check_positive("rate", rate)
+        search = "given"
+    elif search == "chapter":
+        rate = max_rate(setup, input_len, output_len, ttft_slo, tpot_slo, target=target,
+                        num_requests=num_requests, lo=1.0, hi=60.0, iterations=12, seed=seed)
+    else:
+        rate = find_max_rate(setup, input_len, output_len, ttft_slo, tpot_slo, target=target,
+                             num_requests=num_requests, rel_tol=PLAN_REL_TOL, seed=seed)
+    if rate <= 0:
+        raise _infeasible(setup, input_len, output_len, ttft_slo, tpot_slo, target)
+
+    low = summarize(simulate(setup, min(1.0, rate / 10), LOW_LOAD_REQUESTS, input_len, output_len, seed),
+                    ttft_slo, tpot_slo)
+    at_rate = simulate(setup, rate, num_requests, input_len, output_len, seed)
+    share = bound.shares(setup, at_rate)
+
+    instances_no_headroom = math.ceil(qps / rate)
+    instances = math.ceil(qps / rate * headroom)
+    gpus = instances * int(gpus_per_instance)
+    usd_per_hour = gpus * gpu_hour_usd
+    return Plan(
+        qps=qps, input_len=int(input_len), output_len=int(output_len), ttft_slo=ttft_slo,
+        tpot_slo=tpot_slo, target=target, gpus_per_instance=int(gpus_per_instance),
+        headroom=headroom, gpu_hour_usd=gpu_hour_usd, search=search, rate_per_instance=float(rate),
+        instances_no_headroom=instances_no_headroom, instances=instances, gpus=gpus,
+        usd_per_hour=usd_per_hour,
+        usd_per_million_output_tokens=usd_per_hour / (qps * int(output_len) * 3600) * 1e6,
+        bound=bound.classify(share), bound_shares=share,
+        low_load_ttft_s=low["ttft_p50"], low_load_tpot_s=low["tpot_p50"])
+
+
+def _infeasible(setup, input_len, output_len, ttft_slo, tpot_slo, target) -> InfeasibleError:
+    """Why no rate works: the times of one request alone on the instance."""
+    alone = simulate(setup, 1.0, 1, input_len, output_len)
+    ttft, tpot = float(alone.ttft[0]), float(alone.tpot[0])
+    misses = []
+    if ttft > ttft_slo:
+        misses.append(f"its TTFT is {_fmt_s(ttft)} > ttft_slo {_fmt_s(ttft_slo)}")
+    if tpot > tpot_slo:
+        misses.append(f"its TPOT is {_fmt_s(tpot)} > tpot_slo {_fmt_s(tpot_slo)}")
+    if misses:
+        why = "a lone request already misses the SLOs: " + " and ".join(misses)
+    else:
+        why = (f"a lone request meets them (TTFT {_fmt_s(ttft)}, TPOT {_fmt_s(tpot)}), but even a "
+               f"trickle of requests leaves fewer than {target:.0%} within both")
+    return InfeasibleError(f"no request rate meets the SLOs on this instance: {why}; "
+                           "use a faster instance (more GPUs, lower precision) or looser SLOs",
+                           ttft_s=ttft, tpot_s=tpot)
+
+
+def _check_positive(name: str, value) -> None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < math.inf:
+        raise ValueError(f"{name} must be a finite number > 0, got {value!r}")
+
+
+def _fmt_s(seconds: float) -> str:
+    """Seconds the way the chapter prints them: ms below one second."""
+    if seconds < 1:
+        ms = seconds * 1e3
+        return f"{ms:.1f} ms" if ms < 10 else f"{ms:.0f} ms"
+    return f"{seconds:.3g} s"

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from functools import cached_property
 from typing import Iterator, NamedTuple
 
 import numpy as np
@@ -29,25 +29,29 @@ class Request(NamedTuple):
         return (self.finish - self.first_token) / (self.output_len - 1)
 
 
-@dataclass(frozen=True)
 class StepLog:
     """Every step of a run, one entry per step (numpy arrays of equal length).
 
-    start      seconds at which the step began
     duration   its length in seconds (the step rule's roofline time plus overhead)
     tokens     tokens it computed (prompt chunks plus one per decoding request)
     context    tokens of KV cache held by running requests when it began
     decoders   requests that emitted a non-first output token at its end
+    start      seconds at which the step began (computed on first use)
     """
 
-    start: np.ndarray
-    duration: np.ndarray
-    tokens: np.ndarray
-    context: np.ndarray
-    decoders: np.ndarray
+    def __init__(self, duration, tokens, context, decoders, start):
+        self.duration = duration
+        self.tokens = tokens
+        self.context = context
+        self.decoders = decoders
+        self._start = start
 
     def __len__(self) -> int:
         return len(self.duration)
+
+    @cached_property
+    def start(self) -> np.ndarray:
+        return self._start() if callable(self._start) else np.asarray(self._start, dtype=float)
 
 
 class SimResult:
@@ -80,7 +84,7 @@ class SimResult:
                        int(self.input_len[i]), int(self.output_len[i]))
 
     def __repr__(self) -> str:
-        return f"SimResult({len(self)} requests, {len(self.steps) if self._step_runs else 0} steps)"
+        return f"SimResult({len(self)} requests)"
 
     @property
     def ttft(self) -> np.ndarray:
@@ -97,6 +101,10 @@ class SimResult:
     def e2e(self) -> np.ndarray:
         """End-to-end latency of each request, seconds."""
         return self.finish - self.arrival
+
+    @property
+    def has_steps(self) -> bool:
+        return self._step_runs is not None
 
     @property
     def steps(self) -> StepLog:

@@ -1,0 +1,136 @@
+"""Fast engine against the plain loop on the chapter's example, and a million-request run.
+
+    python benchmarks/bench_sim.py            # both parts
+    python benchmarks/bench_sim.py --quick    # skip the million-request run
+
+Prints times measured in this run, their ratio, whether every per-request time is identical, and
+where the fast engine's time goes. Run on one core: OPENBLAS/numpy threads do not matter here.
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import pstats
+import resource
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
+
+from reference import poisson_arrivals, reference_run  # noqa: E402
+from sim import Setup, simulate, summarize  # noqa: E402
+
+
+def chapter_instance() -> Setup:
+    kv = 2 * 80 * 8 * 128 * 1
+    return Setup(params=70.6e9, weight_bytes=70.6e9, kv_bytes_per_token=kv,
+                 kv_capacity_tokens=int((8 * 80e9 * 0.9 - 70.6e9) / kv),
+                 peak_flops=8 * 1979e12, bandwidth=8 * 3.35e12, mfu=0.4, step_overhead=1.5e-3,
+                 max_num_batched_tokens=8192, max_num_seqs=512)
+
+
+def slo_ok_of_times(arrival, first, finish, output_len, ttft_slo=2.0, tpot_slo=0.05):
+    ttft = first - arrival
+    tpot = (finish - first) / (output_len - 1)
+    return float(np.mean((ttft <= ttft_slo) & (tpot <= tpot_slo)))
+
+
+def chapter_runs():
+    """The chapter's work: one low-load run, then 12 bisection steps of 1500 requests."""
+    yield 1.0, 300
+    lo, hi = 1.0, 60.0
+    for _ in range(12):
+        mid = (lo + hi) / 2
+        ok = yield mid, 1500
+        lo, hi = (mid, hi) if ok else (lo, mid)
+
+
+def run_chapter(engine: str):
+    """Returns (seconds, per-run times) for 'fast' or 'plain'; the bisection follows each engine's own answers."""
+    setup = chapter_instance()
+    runs, total = [], 0.0
+    gen = chapter_runs()
+    rate, n = next(gen)
+    while True:
+        t0 = time.perf_counter()
+        if engine == "fast":
+            res = simulate(setup, rate, n, 2000, 500)
+            times = (res.arrival, res.first_token, res.finish)
+            ok = summarize(res, 2.0, 0.05)["slo_ok"] >= 0.99
+        else:
+            reqs = reference_run(setup, poisson_arrivals(rate, n), [2000] * n, [500] * n)
+            times = tuple(np.array([getattr(r, k) for r in reqs]) for k in ("arrival", "first_token", "finish"))
+            ok = slo_ok_of_times(*times, np.full(n, 500)) >= 0.99
+        total += time.perf_counter() - t0
+        runs.append((rate, times))
+        try:
+            rate, n = gen.send(ok)
+        except StopIteration:
+            return total, runs
+
+
+def where_time_goes():
+    setup = chapter_instance()
+    prof = cProfile.Profile()
+    prof.enable()
+    for rate, n in [(1.0, 300)] + [(16.7, 1500)] * 12:
+        summarize(simulate(setup, rate, n, 2000, 500), 2.0, 0.05)
+    prof.disable()
+    stats = pstats.Stats(prof)
+    total = stats.total_tt
+    rows = sorted(stats.stats.items(), key=lambda kv: kv[1][2], reverse=True)[:6]
+    print(f"  profile of 13 runs ({total:.3f} s under cProfile), own time by function:")
+    for (path, line, name), (_, ncalls, own, _cum, _) in rows:
+        print(f"    {own / total:6.1%}  {ncalls:>8} calls  {Path(path).name}:{name}")
+
+
+def million(n: int) -> None:
+    """Run in a child so its peak memory is its own."""
+    setup = chapter_instance()
+    t0 = time.perf_counter()
+    res = simulate(setup, 16.0, n, 2000, 500)
+    t1 = time.perf_counter()
+    s = summarize(res, 2.0, 0.05)
+    t2 = time.perf_counter()
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(f"  {n:,} requests at 16 req/s (95% of capacity): simulate {t1 - t0:.2f} s, "
+          f"summarize {t2 - t1:.2f} s, {len(res.steps):,} steps, peak memory {peak:.0f} MB, "
+          f"slo_ok {s['slo_ok']:.4f}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--quick", action="store_true", help="skip the million-request run")
+    parser.add_argument("--million-child", type=int, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.million_child:
+        million(args.million_child)
+        return
+
+    print("The chapter's example: a low-load run (300 requests) and a 12-step bisection (1500 requests each)")
+    plain_s, plain_runs = run_chapter("plain")
+    fast_s, fast_runs = run_chapter("fast")
+    same = len(plain_runs) == len(fast_runs) and all(
+        pr == fr and all(np.array_equal(a, b) for a, b in zip(pt, ft))
+        for (pr, pt), (fr, ft) in zip(plain_runs, fast_runs))
+    worst = max(float(np.max(np.abs(a - b) / np.abs(a))) for (_, pt), (_, ft) in zip(plain_runs, fast_runs)
+                for a, b in zip(pt, ft))
+    print(f"  plain loop  {plain_s:7.3f} s")
+    print(f"  fast engine {fast_s:7.3f} s   (simulate + summarize)")
+    print(f"  ratio       {plain_s / fast_s:7.1f} x")
+    print(f"  per-request times identical: {same} (largest relative difference {worst:.1e})")
+    where_time_goes()
+
+    if not args.quick:
+        print("A million requests near capacity")
+        subprocess.run([sys.executable, __file__, "--million-child", "1000000"], check=True)
+
+
+if __name__ == "__main__":
+    main()

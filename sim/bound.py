@@ -1,0 +1,79 @@
+"""What limits an instance at a given load: read off a run's step log.
+
+Four candidates, checked in this order:
+
+``kv_capacity``      the KV reserved by running requests sits at the cache's size;
+``max_num_seqs``     the number of running requests sits at the scheduler's limit;
+``prefill_compute``  the steps' FLOP term is the larger roofline term (long prompt chunks, big
+                     batches): more FLOP/s or a higher MFU would raise the rate;
+``decode_bandwidth`` reading the weights and the KV cache is the larger term: more memory
+                     bandwidth (or smaller weights / KV) would raise the rate.
+
+A capacity limit binds when the instance spends at least ``LIMIT_SHARE`` of its busy time at
+``LIMIT_LEVEL`` or more of that limit (time-weighted over steps); the larger such share wins.
+Otherwise the roofline term that covers more of the busy time wins. The step log records decoders,
+not prefilling requests, so the counts below cover requests past their first token; with a chunked
+prefill only a few prompts are in flight at once, so this undercounts by at most a handful.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from sim.result import SimResult
+from sim.setup import Setup
+
+BOUNDS = ("prefill_compute", "decode_bandwidth", "kv_capacity", "max_num_seqs")
+LIMIT_LEVEL = 0.95     # "at the limit": this fraction of it or more
+LIMIT_SHARE = 0.10     # a limit binds when the instance is at it this share of its busy time
+
+
+def shares(setup: Setup, result: SimResult) -> dict:
+    """Time-weighted shares of the busy time: compute- vs memory-bound steps, and time at each limit.
+
+    Keys: ``compute`` and ``memory`` (they sum to 1), ``kv_at_limit``, ``seqs_at_limit``, plus the
+    peaks ``kv_peak`` (reserved KV / kv_capacity_tokens) and ``seqs_peak`` (running / max_num_seqs).
+    """
+    steps = result.steps
+    duration = steps.duration
+    busy = float(duration.sum())
+    if busy <= 0 or len(steps) == 0:
+        return {"compute": 0.0, "memory": 1.0, "kv_at_limit": 0.0, "seqs_at_limit": 0.0,
+                "kv_peak": 0.0, "seqs_peak": 0.0}
+    compute = 2 * setup.params * steps.tokens / (setup.peak_flops * setup.mfu)
+    memory = (setup.weight_bytes + setup.kv_bytes_per_token * steps.context) / setup.bandwidth
+    compute_share = float(duration[compute >= memory].sum()) / busy
+
+    # Requests past their first token at each step's start, and the KV they reserve.
+    reserve = (result.input_len + result.output_len).astype(float)
+    seqs = _live(steps.start, result.first_token, result.finish, np.ones(len(result)))
+    kv = _live(steps.start, result.first_token, result.finish, reserve)
+    kv_level = kv / setup.kv_capacity_tokens
+    seq_level = seqs / setup.max_num_seqs
+    return {
+        "compute": compute_share,
+        "memory": 1.0 - compute_share,
+        "kv_at_limit": float(duration[kv_level >= LIMIT_LEVEL].sum()) / busy,
+        "seqs_at_limit": float(duration[seq_level >= LIMIT_LEVEL].sum()) / busy,
+        "kv_peak": float(kv_level.max()),
+        "seqs_peak": float(seq_level.max()),
+    }
+
+
+def classify(share: dict) -> str:
+    """One of ``BOUNDS`` from ``shares(...)``: a capacity limit if one binds, else the roofline term."""
+    limits = [(share["kv_at_limit"], "kv_capacity"), (share["seqs_at_limit"], "max_num_seqs")]
+    top_share, top = max(limits)
+    if top_share >= LIMIT_SHARE:
+        return top
+    return "prefill_compute" if share["compute"] >= share["memory"] else "decode_bandwidth"
+
+
+def _live(at: np.ndarray, begin: np.ndarray, end: np.ndarray, weight: np.ndarray) -> np.ndarray:
+    """Sum of ``weight`` over intervals with ``begin <= t < end``, for each time ``t`` in ``at``."""
+    order_b, order_e = np.argsort(begin, kind="stable"), np.argsort(end, kind="stable")
+    cum_b = np.concatenate(([0.0], np.cumsum(weight[order_b])))
+    cum_e = np.concatenate(([0.0], np.cumsum(weight[order_e])))
+    started = cum_b[np.searchsorted(begin[order_b], at, side="right")]
+    ended = cum_e[np.searchsorted(end[order_e], at, side="right")]
+    return started - ended

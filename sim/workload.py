@@ -1,0 +1,160 @@
+"""Workloads: when requests arrive and how long they are, ready for ``sim.run(setup, workload)``.
+
+Arrival processes (open loop unless said otherwise):
+
+    poisson(rate, n, input_len, output_len, seed=0)        the core's stream: expovariate gaps from
+                                                           random.Random(seed), summed from 0
+    gamma(rate, n, input_len, output_len, cv=2.0, seed=0)  bursty: gamma gaps, mean 1/rate, CV cv
+    uniform(rate, n, input_len, output_len)                evenly spaced: request i at (i + 1) / rate
+    offline(n, input_len, output_len, seed=0)              everything at t = 0 (a batch job)
+    closed_loop(concurrency, n, input_len, output_len, think_s=0, seed=0)
+                                                           N clients, each sends its next request
+                                                           think_s after its previous one finishes
+    trace(path)                                            replay a CSV or JSONL file
+
+Lengths are ints or ``sim.lengths`` distributions; they are drawn from ``seed`` on a stream of
+their own (numpy's generator seeded with ``[seed, 1]`` for prompts and ``[seed, 2]`` for outputs),
+so changing a length distribution never moves the arrival times.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from dataclasses import dataclass
+
+import numpy as np
+
+from sim.engine import run_requests
+from sim.lengths import as_length
+from sim.result import SimResult
+from sim.setup import Setup
+from sim.simulate import poisson_arrivals
+from sim.trace import read_trace
+from sim.validate import check_int
+
+
+@dataclass(frozen=True, eq=False)
+class Workload:
+    """Requests for one run. ``arrival`` is None for a closed loop (``concurrency`` clients)."""
+
+    kind: str
+    arrival: tuple | None
+    input_len: tuple
+    output_len: tuple
+    concurrency: int | None = None
+    think_s: float = 0.0
+
+    def __len__(self) -> int:
+        return len(self.input_len)
+
+    @property
+    def mean_input_len(self) -> float:
+        return float(np.mean(self.input_len))
+
+    @property
+    def mean_output_len(self) -> float:
+        return float(np.mean(self.output_len))
+
+    def __repr__(self) -> str:
+        what = f"{self.concurrency} clients" if self.arrival is None else f"until {self.arrival[-1]:.4g} s"
+        return (f"Workload({self.kind}, {len(self)} requests, {what}, mean {self.mean_input_len:.0f} in / "
+                f"{self.mean_output_len:.0f} out)")
+
+
+def poisson(rate: float, num_requests: int, input_len, output_len, seed: int = 0) -> Workload:
+    """Poisson arrivals exactly as ``sim.simulate`` draws them (same seed, same times)."""
+    _check_rate(rate)
+    n = _count(num_requests)
+    check_int("seed", seed, None)
+    return _open("poisson", poisson_arrivals(rate, n, seed), n, input_len, output_len, seed)
+
+
+def gamma(rate: float, num_requests: int, input_len, output_len, cv: float = 2.0, seed: int = 0) -> Workload:
+    """Gamma-distributed gaps with mean 1/rate and coefficient of variation ``cv`` (1: Poisson-like,
+    above 1: bursts). Gaps come from ``random.Random(seed).gammavariate(1/cv^2, cv^2/rate)``."""
+    _check_rate(rate)
+    n = _count(num_requests)
+    check_int("seed", seed, None)
+    if isinstance(cv, bool) or not isinstance(cv, (int, float)) or not 0 < cv < math.inf:
+        raise ValueError(f"cv must be a finite number > 0 (coefficient of variation of the gaps), got {cv!r}")
+    shape, scale = 1 / cv ** 2, cv ** 2 / rate
+    draw = random.Random(seed).gammavariate
+    t, times = 0.0, []
+    for _ in range(n):
+        t += draw(shape, scale)
+        times.append(t)
+    return _open("gamma", times, n, input_len, output_len, seed)
+
+
+def uniform(rate: float, num_requests: int, input_len, output_len, seed: int = 0) -> Workload:
+    """Evenly spaced arrivals: request i arrives at (i + 1) / rate."""
+    _check_rate(rate)
+    n = _count(num_requests)
+    return _open("uniform", [(i + 1) / rate for i in range(n)], n, input_len, output_len, seed)
+
+
+def offline(num_requests: int, input_len, output_len, seed: int = 0) -> Workload:
+    """Every request at t = 0: a batch job, measured by throughput."""
+    n = _count(num_requests)
+    return _open("offline", [0.0] * n, n, input_len, output_len, seed)
+
+
+def closed_loop(concurrency: int, num_requests: int, input_len, output_len, think_s: float = 0.0,
+                seed: int = 0) -> Workload:
+    """``concurrency`` clients: the first requests arrive at t = 0, each finish sends the next one
+    ``think_s`` seconds later, until ``num_requests`` have been sent."""
+    check_int("concurrency", concurrency, 1)
+    n = _count(num_requests)
+    if isinstance(think_s, bool) or not isinstance(think_s, (int, float)) or not 0 <= think_s < math.inf:
+        raise ValueError(f"think_s must be a finite number >= 0 (seconds), got {think_s!r}")
+    inp, out = _lengths(n, input_len, output_len, seed)
+    return Workload("closed_loop", None, inp, out, int(concurrency), float(think_s))
+
+
+def trace(path) -> Workload:
+    """Replay a trace file: CSV with a header, or JSONL, with ``arrival`` (seconds, nondecreasing),
+    ``input_len`` and ``output_len`` per request (see ``sim.trace``)."""
+    arrival, inp, out = read_trace(path)
+    return Workload("trace", tuple(arrival), tuple(inp), tuple(out))
+
+
+def run(setup: Setup, workload: Workload) -> SimResult:
+    """Run a workload through one instance; the same ``SimResult`` as ``sim.simulate``."""
+    if not isinstance(setup, Setup):
+        raise ValueError(f"setup must be a sim.Setup, got {type(setup).__name__}")
+    if not isinstance(workload, Workload):
+        raise ValueError(f"workload must be a sim.workload.Workload, got {type(workload).__name__}")
+    need = np.asarray(workload.input_len, dtype=np.int64) + np.asarray(workload.output_len, dtype=np.int64)
+    worst = int(np.argmax(need))
+    if need[worst] > setup.kv_capacity_tokens:
+        raise ValueError(
+            f"request {worst}: input_len + output_len = {int(need[worst])} tokens can never fit: a request "
+            f"reserves its whole KV at admission, and kv_capacity_tokens is {setup.kv_capacity_tokens} "
+            "(allowed: input_len + output_len <= kv_capacity_tokens)")
+    if workload.arrival is None:
+        return run_requests(setup, None, workload.input_len, workload.output_len,
+                            concurrency=workload.concurrency, think_s=workload.think_s)
+    return run_requests(setup, workload.arrival, workload.input_len, workload.output_len)
+
+
+def _open(kind, times, n, input_len, output_len, seed) -> Workload:
+    inp, out = _lengths(n, input_len, output_len, seed)
+    return Workload(kind, tuple(times), inp, out)
+
+
+def _lengths(n, input_len, output_len, seed):
+    check_int("seed", seed, None)
+    inp = as_length("input_len", input_len).draw(n, np.random.default_rng([int(seed) % 2**63, 1]))
+    out = as_length("output_len", output_len).draw(n, np.random.default_rng([int(seed) % 2**63, 2]))
+    return tuple(inp), tuple(out)
+
+
+def _check_rate(rate) -> None:
+    if isinstance(rate, bool) or not isinstance(rate, (int, float)) or not 0 < rate < math.inf:
+        raise ValueError(f"rate must be a finite number > 0 (requests per second), got {rate!r}")
+
+
+def _count(num_requests) -> int:
+    check_int("num_requests", num_requests, 1)
+    return int(num_requests)

@@ -1,0 +1,124 @@
+"""sim.plan.plan: from a QPS target to instances, GPUs and cost; and the bound it reports."""
+
+import json
+import math
+
+import pytest
+
+from sim import Setup
+from sim.plan import BracketError, InfeasibleError, Plan, find_max_rate, max_rate, plan
+
+KV = 2 * 80 * 8 * 128
+CHAPTER = Setup(params=70.6e9, weight_bytes=70.6e9, kv_bytes_per_token=KV,
+                kv_capacity_tokens=int((8 * 80e9 * 0.9 - 70.6e9) / KV), peak_flops=8 * 1979e12,
+                bandwidth=8 * 3.35e12, mfu=0.4, step_overhead=1.5e-3, max_num_batched_tokens=8192,
+                max_num_seqs=512)
+ARGS = (2000, 500, 2.0, 0.05)
+
+
+@pytest.fixture(scope="module")
+def chapter_plan() -> Plan:
+    return plan(200, CHAPTER, *ARGS, gpus_per_instance=8)
+
+
+def test_chapter_figures_default_search(chapter_plan):
+    p = chapter_plan
+    assert p.search == "auto"
+    assert f"{p.rate_per_instance:.1f}" == "16.8"
+    assert (p.instances_no_headroom, p.instances, p.gpus) == (12, 16, 128)
+    assert f"{p.usd_per_hour:.0f}" == "320" and f"{p.usd_per_million_output_tokens:.2f}" == "0.89"
+    assert f"{p.low_load_ttft_s * 1e3:.0f}" == "48" and f"{p.low_load_tpot_s * 1e3:.1f}" == "4.3"
+
+
+def test_chapter_search_is_the_handbook_bisection():
+    p = plan(200, CHAPTER, *ARGS, gpus_per_instance=8, search="chapter")
+    assert p.search == "chapter"
+    assert p.rate_per_instance == max_rate(CHAPTER, *ARGS) == 16.75830078125
+    assert (p.instances, p.gpus) == (16, 128)
+
+
+def test_auto_rate_is_feasible_and_close_to_the_boundary(chapter_plan):
+    from sim.plan import meets_slo
+    r = chapter_plan.rate_per_instance
+    assert meets_slo(CHAPTER, r, *ARGS)
+    assert not meets_slo(CHAPTER, r * 1.002, *ARGS)
+
+
+def test_derived_figures_follow_their_formulas(chapter_plan):
+    p = chapter_plan
+    assert p.instances_no_headroom == math.ceil(p.qps / p.rate_per_instance)
+    assert p.instances == math.ceil(p.qps / p.rate_per_instance * p.headroom)
+    assert p.gpus == p.instances * p.gpus_per_instance
+    assert p.usd_per_hour == p.gpus * p.gpu_hour_usd
+    assert p.usd_per_million_output_tokens == pytest.approx(
+        p.usd_per_hour / (p.qps * p.output_len * 3600) * 1e6)
+
+
+def test_given_rate_skips_the_search():
+    p = plan(100, CHAPTER, *ARGS, gpus_per_instance=8, rate=10.0, headroom=1.0, gpu_hour_usd=3.0)
+    assert p.search == "given" and p.rate_per_instance == 10.0
+    assert (p.instances, p.gpus, p.usd_per_hour) == (10, 80, 240.0)
+
+
+def test_more_qps_never_needs_fewer_gpus():
+    gpus = [plan(q, CHAPTER, *ARGS, gpus_per_instance=8, rate=16.76).gpus for q in (1, 10, 50, 99.9, 100, 100.1, 400)]
+    assert gpus == sorted(gpus)
+
+
+def test_as_dict_is_json_and_str_is_a_table(chapter_plan):
+    d = chapter_plan.as_dict()
+    assert json.loads(json.dumps(d))["gpus"] == 128
+    assert set(d["bound_shares"]) >= {"compute", "memory", "kv_at_limit", "seqs_at_limit"}
+    text = str(chapter_plan)
+    for figure in ("16.8 req/s", "12, 16 with 1.3x", "128", "$320/h", "$0.89", "48 ms", "4.3 ms"):
+        assert figure in text
+
+
+def test_chapter_instance_is_compute_bound(chapter_plan):
+    # The chapter: "瓶颈在高负载时 prefill 与 decode 争抢算力".
+    assert chapter_plan.bound == "prefill_compute"
+    assert chapter_plan.bound_shares["compute"] > 0.5
+
+
+@pytest.mark.parametrize("changes, lengths, expected", [
+    ({"kv_capacity_tokens": 60_000}, (2000, 500, 2.0, 0.05), "kv_capacity"),
+    ({"max_num_seqs": 16}, (2000, 500, 2.0, 0.05), "max_num_seqs"),
+    ({"bandwidth": 1e12, "max_num_seqs": 4096}, (100, 500, 5.0, 0.1), "decode_bandwidth"),
+])
+def test_bound_names_the_limit(changes, lengths, expected):
+    p = plan(50, CHAPTER.replace(**changes), *lengths, gpus_per_instance=8)
+    assert p.bound == expected
+
+
+def test_infeasible_raises_with_the_reason():
+    with pytest.raises(InfeasibleError, match="TTFT is .* > ttft_slo") as info:
+        plan(200, CHAPTER, 2000, 500, 0.01, 0.05, gpus_per_instance=8)
+    assert isinstance(info.value, ValueError) and info.value.ttft_s > 0.01
+
+
+def test_chapter_search_outside_its_bracket_raises():
+    fast = CHAPTER.replace(peak_flops=CHAPTER.peak_flops * 10, bandwidth=CHAPTER.bandwidth * 10)
+    with pytest.raises(BracketError):
+        plan(200, fast, *ARGS, gpus_per_instance=8, search="chapter")
+
+
+def test_find_max_rate_stops_when_slos_never_bind():
+    tiny = Setup(params=1e6, weight_bytes=1e6, kv_bytes_per_token=1, kv_capacity_tokens=10**6,
+                 peak_flops=1e18, bandwidth=1e15, step_overhead=0)
+    with pytest.raises(BracketError, match="do not constrain"):
+        find_max_rate(tiny, 16, 4, 1e9, 1e9, num_requests=50)
+
+
+@pytest.mark.parametrize("kwargs, field", [
+    ({"qps": 0}, "qps"), ({"qps": math.inf}, "qps"), ({"ttft_slo": -1}, "ttft_slo"),
+    ({"tpot_slo": 0}, "tpot_slo"), ({"gpus_per_instance": 0}, "gpus_per_instance"),
+    ({"headroom": 0.9}, "headroom"), ({"gpu_hour_usd": -1}, "gpu_hour_usd"),
+    ({"search": "fast"}, "search"), ({"rate": 0.0}, "rate"), ({"input_len": 0}, "input_len"),
+    ({"output_len": 3_100_000}, "kv_capacity_tokens"),
+])
+def test_bad_input_names_the_field(kwargs, field):
+    args = dict(qps=200, setup=CHAPTER, input_len=2000, output_len=500, ttft_slo=2.0, tpot_slo=0.05,
+                gpus_per_instance=8)
+    args.update(kwargs)
+    with pytest.raises(ValueError, match=field):
+        plan(**args)
