@@ -104,10 +104,11 @@ MESSAGES: dict[str, dict[str, str]] = {
 }
 
 
-def t(key: str, lang: str = "zh", **params) -> str:
-    entry = MESSAGES.get(key)
+def t(message: str, lang: str = "zh", /, **params) -> str:
+    """The message ``message`` in ``lang``, formatted with ``params``."""
+    entry = MESSAGES.get(message)
     if entry is None:
-        return key
+        return message
     template = entry.get(lang) or entry["zh"]
     try:
         return template.format(**params)

@@ -119,7 +119,7 @@ def _pad(text: str, width: int) -> str:
 
 
 def _fmt_time(seconds: float) -> str:
-    return f"{seconds * 1e3:.0f} ms" if seconds < 10 else f"{seconds:.1f} s"
+    return "<1 ms" if seconds < 0.0005 else (f"{seconds * 1e3:.0f} ms" if seconds < 10 else f"{seconds:.1f} s")
 
 
 def _pretty(value) -> str:

@@ -12,6 +12,9 @@ from sim.result import SimResult
 def percentile(values, p: float, weights=None) -> float:
     """Nearest-rank percentile: the sorted values' element at ``min(n-1, ceil(p/100*n)-1)``.
 
+    The rank is computed as ``ceil(p * n / 100)``: the same number, without the float artifact of
+    ``p / 100 * n`` (99.9 / 100 * 1000 is 999.0000000000001, whose ceiling would skip a rank).
+
     With integer ``weights`` each value counts that many times (as if repeated), without
     building the repeated array. ``p`` is in (0, 100].
     """
@@ -22,7 +25,7 @@ def percentile(values, p: float, weights=None) -> float:
         n = len(values)
         if n == 0:
             raise ValueError("percentile of no values")
-        return float(np.sort(values)[min(n - 1, math.ceil(p / 100 * n) - 1)])
+        return float(np.sort(values)[min(n - 1, math.ceil(p * n / 100) - 1)])
     weights = np.asarray(weights, dtype=np.int64)
     keep = weights > 0
     values, weights = values[keep], weights[keep]
@@ -30,7 +33,7 @@ def percentile(values, p: float, weights=None) -> float:
     if n == 0:
         raise ValueError("percentile of no values")
     order = np.argsort(values, kind="stable")
-    rank = min(n - 1, math.ceil(p / 100 * n) - 1)          # 0-based index in the repeated list
+    rank = min(n - 1, math.ceil(p * n / 100) - 1)          # 0-based index in the repeated list
     cumulative = np.cumsum(weights[order])
     return float(values[order][np.searchsorted(cumulative, rank, side="right")])
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -228,7 +229,7 @@ def test_cli_start_judge_solution_flow(tmp_path):
 
     target.write_text(SOLUTION, encoding="utf-8")
     rc, out = _cli("184", workspace_dir=ws, script="judge.py")  # the top-level forwarder
-    assert rc == 0 and "通过 53 / 53" in out.replace("通过 5", "通过 5") or (rc == 0 and "通过" in out)
+    assert rc == 0 and re.search(r"通过 (\d+) / \1\n", out) and "全部通过" in out
     data = json.loads((ws / ".progress.json").read_text(encoding="utf-8"))
     assert data["problems"]["184"]["attempts"] == 2 and data["problems"]["184"]["accepted_at"]
     rc, out = _cli("solution", "184", workspace_dir=ws)
@@ -347,7 +348,7 @@ def test_maintainer_check_passes():
     assert issues == [] and count >= 6
 
 
-def test_maintainer_check_catches_a_wrong_statement(tmp_path, monkeypatch):
+def test_maintainer_check_catches_a_wrong_statement(tmp_path):
     import shutil
 
     from practice import checker
@@ -356,9 +357,6 @@ def test_maintainer_check_catches_a_wrong_statement(tmp_path, monkeypatch):
     shutil.copytree(P184.folder, root / P184.folder.name)
     md = root / P184.folder.name / "problem.md"
     md.write_text(md.read_text(encoding="utf-8").replace('"gpus": 256', '"gpus": 257'), encoding="utf-8")
-    monkeypatch.setattr(catalog, "PROBLEMS_DIR", root)
-    monkeypatch.setattr(catalog, "problem_folders",
-                        lambda r=root: sorted(p for p in root.iterdir() if p.is_dir()))
     problem = catalog.load_problem(root / P184.folder.name)
     issues = checker.static_issues(problem)
     assert any("differs" in i for i in issues)

@@ -53,6 +53,8 @@ def test_percentile_is_nearest_rank():
     assert percentile(values, 1) == 1.0
     assert percentile(values, 20) == 1.0          # ceil(1.0) - 1 = index 0
     assert percentile(values, 21) == 2.0
+    # the rank has no float artifact: 99.9% of 1000 values is the 999th
+    assert percentile(np.arange(1000.0), 99.9) == 998.0
     # weights count values as if repeated
     assert percentile([1.0, 2.0], 50, weights=[3, 1]) == 1.0
     assert percentile([1.0, 2.0], 80, weights=[3, 1]) == 2.0

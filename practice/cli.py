@@ -1,0 +1,279 @@
+"""The practice judge's command line: ``python practice/judge.py <verb> ...``.
+
+Exit status: 0 when everything asked for succeeded (for judging: every case passed), 1 when a
+case failed or the file could not be judged (or ``check`` found problems), 2 for usage errors and
+when a fresh workspace file was just created.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+from . import catalog, progress, workspace
+from .i18n import t
+from .judging import judge, limits_for
+from .verdicts import call_text, render_text
+
+VERBS = ("judge", "test", "start", "reset", "show", "hint", "solution", "list", "progress", "check")
+
+
+def _cmd(verb: str, problem_id=None) -> str:
+    return f"python practice/judge.py {verb}" + (f" {problem_id}" if problem_id is not None else "")
+
+
+def _rel(path: Path) -> str:
+    try:
+        return os.path.relpath(path)
+    except ValueError:
+        return str(path)
+
+
+def _parser() -> argparse.ArgumentParser:
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--lang", choices=("zh", "en"), default=None,
+                        help="message language (default zh, or PRACTICE_LANG)")
+    common.add_argument("--workspace", default=None,
+                        help="workspace folder (default practice/workspace, or PRACTICE_WORKSPACE)")
+    parser = argparse.ArgumentParser(prog="judge.py", parents=[common],
+                                     description="Practice judge for the LLM serving course.")
+    sub = parser.add_subparsers(dest="verb", required=True)
+
+    def limits_args(p):
+        p.add_argument("--time-limit", type=float, default=None, help="per-case limit in seconds")
+        p.add_argument("--memory-mb", type=int, default=None, help="memory cap of the child in MB")
+
+    p = sub.add_parser("judge", parents=[common], help="judge your workspace file")
+    p.add_argument("problem")
+    p.add_argument("--examples", action="store_true")
+    limits_args(p)
+    p = sub.add_parser("test", parents=[common], help="judge a file")
+    p.add_argument("problem")
+    p.add_argument("file", nargs="?")
+    p.add_argument("--examples", action="store_true", help="run only the worked example")
+    limits_args(p)
+    for verb in ("start", "show", "hint"):
+        sub.add_parser(verb, parents=[common]).add_argument("problem")
+    p = sub.add_parser("reset", parents=[common])
+    p.add_argument("problem")
+    p.add_argument("--yes", action="store_true")
+    p = sub.add_parser("solution", parents=[common])
+    p.add_argument("problem")
+    p.add_argument("--force", action="store_true")
+    sub.add_parser("list", parents=[common])
+    sub.add_parser("progress", parents=[common])
+    p = sub.add_parser("check", parents=[common], help="maintainers: verify every problem")
+    p.add_argument("problems", nargs="*")
+    return parser
+
+
+def _normalise(argv: list[str]) -> list[str]:
+    """``judge.py 184`` means ``judge.py judge 184``."""
+    takes_value = {"--lang", "--workspace", "--time-limit", "--memory-mb"}
+    i = 0
+    while i < len(argv):
+        arg = argv[i]
+        if arg in takes_value:
+            i += 2
+            continue
+        if arg.startswith("-"):
+            i += 1
+            continue
+        if arg not in VERBS:
+            return argv[:i] + ["judge"] + argv[i:]
+        return argv
+    return argv
+
+
+class _Ctx:
+    def __init__(self, args):
+        self.lang = args.lang or os.environ.get("PRACTICE_LANG", "zh")
+        if self.lang not in ("zh", "en"):
+            self.lang = "zh"
+        self.ws = workspace.workspace_dir(args.workspace)
+
+    def out(self, text: str = "") -> None:
+        print(text, flush=True)
+
+    def problem(self, key: str):
+        problem = catalog.find(key)
+        if problem is None:
+            print(t("cli.unknown_problem", self.lang, key=key), file=sys.stderr)
+        return problem
+
+    def load_progress(self) -> dict:
+        data, aside = progress.load(self.ws)
+        if aside is not None:
+            print(t("cli.progress_reset", self.lang, path=_rel(aside)), file=sys.stderr)
+        return data
+
+
+def _statement(problem, lang: str) -> str:
+    head = f"{problem.id}. {problem.display_title(lang)}  [{problem.display_difficulty(lang)}]"
+    return head + "\n\n" + problem.statement
+
+
+def _run_judge(ctx: _Ctx, problem, path: Path, examples: bool, args) -> int:
+    if not path.is_file():
+        print(t("cli.no_file", ctx.lang, path=path), file=sys.stderr)
+        return 2
+    ctx.out(t("cli.judging", ctx.lang, id=problem.id, title=problem.display_title(ctx.lang), path=_rel(path))
+            + (" " + t("cli.examples_only", ctx.lang) if examples else ""))
+    limits = limits_for(problem, case_s=getattr(args, "time_limit", None),
+                        memory_mb=getattr(args, "memory_mb", None))
+    report = judge(problem, path, examples_only=examples, limits=limits)
+    ctx.out()
+    ctx.out(render_text(report, ctx.lang))
+    if not examples:
+        _, aside = progress.record(ctx.ws, problem.id, report.accepted, report.verdict_key())
+        if aside is not None:
+            print(t("cli.progress_reset", ctx.lang, path=_rel(aside)), file=sys.stderr)
+    if report.accepted:
+        ctx.out(t("cli.examples_passed", ctx.lang) if examples
+                else t("cli.all_passed", ctx.lang, cmd=_cmd("solution", problem.id)))
+        return 0
+    if problem.hint:
+        ctx.out(t("cli.try_hint", ctx.lang, cmd=_cmd("hint", problem.id)))
+    return 1
+
+
+def cmd_judge(ctx, args) -> int:
+    problem = ctx.problem(args.problem)
+    if problem is None:
+        return 2
+    path, created = workspace.start(problem, ctx.ws)
+    if created:
+        ctx.out(_statement(problem, ctx.lang))
+        ctx.out()
+        ctx.out(t("cli.started", ctx.lang, path=_rel(path), cmd=_cmd("", problem.id).replace("  ", " ")))
+        return 2
+    return _run_judge(ctx, problem, path, args.examples, args)
+
+
+def cmd_test(ctx, args) -> int:
+    problem = ctx.problem(args.problem)
+    if problem is None:
+        return 2
+    path = Path(args.file) if args.file else workspace.learner_file(problem, ctx.ws)
+    return _run_judge(ctx, problem, path, args.examples, args)
+
+
+def cmd_start(ctx, args) -> int:
+    problem = ctx.problem(args.problem)
+    if problem is None:
+        return 2
+    path, created = workspace.start(problem, ctx.ws)
+    if created:
+        ctx.out(_statement(problem, ctx.lang))
+        ctx.out()
+        ctx.out(t("cli.started", ctx.lang, path=_rel(path), cmd=_cmd("", problem.id).replace("  ", " ")))
+    else:
+        ctx.out(t("cli.exists", ctx.lang, path=_rel(path)))
+    return 0
+
+
+def cmd_reset(ctx, args) -> int:
+    problem = ctx.problem(args.problem)
+    if problem is None:
+        return 2
+    target = workspace.learner_file(problem, ctx.ws)
+    if not args.yes:
+        ctx.out(t("cli.reset_confirm", ctx.lang, path=_rel(target)))
+        return 2
+    path, backup = workspace.reset(problem, ctx.ws)
+    ctx.out(t("cli.reset_done", ctx.lang, path=_rel(path), backup=_rel(backup) if backup else "-"))
+    return 0
+
+
+def cmd_show(ctx, args) -> int:
+    problem = ctx.problem(args.problem)
+    if problem is None:
+        return 2
+    ctx.out(_statement(problem, ctx.lang))
+    ctx.out()
+    ctx.out(t("cli.edit_here", ctx.lang, path=_rel(workspace.learner_file(problem, ctx.ws))))
+    return 0
+
+
+def cmd_hint(ctx, args) -> int:
+    problem = ctx.problem(args.problem)
+    if problem is None:
+        return 2
+    ctx.out(problem.hint or t("cli.no_hint", ctx.lang))
+    return 0
+
+
+def cmd_solution(ctx, args) -> int:
+    problem = ctx.problem(args.problem)
+    if problem is None:
+        return 2
+    data = ctx.load_progress()
+    if not args.force and progress.status(data, problem.id) != "solved":
+        ctx.out(t("cli.solution_locked", ctx.lang))
+        return 1
+    ctx.out(problem.explanation)
+    ctx.out()
+    ctx.out("# " + _rel(problem.solution_path))
+    ctx.out(problem.solution_path.read_text(encoding="utf-8"))
+    return 0
+
+
+def cmd_list(ctx, args) -> int:
+    data = ctx.load_progress()
+    for problem in catalog.all_problems():
+        status = t("cli.status." + progress.status(data, problem.id), ctx.lang)
+        ctx.out(f"{problem.id:>4}  {status:<6}  {problem.display_difficulty(ctx.lang):<6}  "
+                f"{problem.display_title(ctx.lang)}")
+    return 0
+
+
+def cmd_progress(ctx, args) -> int:
+    data = ctx.load_progress()
+    problems = catalog.all_problems()
+    states = {p.id: progress.status(data, p.id) for p in problems}
+    solved = sum(s == "solved" for s in states.values())
+    tried = sum(s == "tried" for s in states.values())
+    ctx.out(t("cli.progress", ctx.lang, solved=solved, total=len(problems), tried=tried))
+    nxt = next((p for p in problems if states[p.id] != "solved"), None)
+    if nxt is not None:
+        ctx.out(t("cli.progress_next", ctx.lang, id=nxt.id, title=nxt.display_title(ctx.lang),
+                  cmd=_cmd("", nxt.id).replace("  ", " ")))
+    return 0
+
+
+def cmd_check(ctx, args) -> int:
+    from .checker import check_all
+    problems = args.problems or None
+    issues, count = check_all(problems, lang=ctx.lang, log=ctx.out)
+    for issue in issues:
+        ctx.out("  - " + issue)
+    if issues:
+        ctx.out(t("cli.check_fail", ctx.lang, n=len(issues)))
+        return 1
+    ctx.out(t("cli.check_ok", ctx.lang, n=count))
+    return 0
+
+
+COMMANDS = {"judge": cmd_judge, "test": cmd_test, "start": cmd_start, "reset": cmd_reset,
+            "show": cmd_show, "hint": cmd_hint, "solution": cmd_solution, "list": cmd_list,
+            "progress": cmd_progress, "check": cmd_check}
+
+
+def main(argv: list[str] | None = None) -> int:
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.reconfigure(errors="replace")
+        except (AttributeError, ValueError):
+            pass
+    argv = list(sys.argv[1:] if argv is None else argv)
+    args = _parser().parse_args(_normalise(argv))
+    ctx = _Ctx(args)
+    try:
+        return COMMANDS[args.verb](ctx, args)
+    except BrokenPipeError:  # e.g. piped into `head`
+        try:
+            sys.stdout = open(os.devnull, "w")
+        except OSError:
+            pass
+        return 1
