@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 NOTEBOOKS := $(wildcard notebooks/*.ipynb)
 
-.PHONY: venv lab test test-fast bench clean
+.PHONY: venv lab test test-fast bench notebooks clean
 
 venv: $(STAMP)
 
@@ -16,7 +16,7 @@ $(STAMP): pyproject.toml
 	@touch $(STAMP)
 
 lab: venv
-	$(BIN)/jupyter lab --notebook-dir=notebooks $(firstword $(NOTEBOOKS))
+	$(BIN)/jupyter lab --notebook-dir=notebooks $(LAB_ARGS) $(firstword $(NOTEBOOKS))
 
 # Unit tests, the notebooks under nbval, and the judge's maintainer check.
 test: venv
@@ -28,6 +28,12 @@ test-fast: venv
 
 bench: venv
 	$(BIN)/python benchmarks/bench_sim.py
+	$(BIN)/python benchmarks/bench_plan.py
+	$(BIN)/python benchmarks/bench_validation.py
+
+# Re-execute the chapter notebooks in order and store their outputs and widget state.
+notebooks: venv
+	$(BIN)/python notebooks/run_notebooks.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis

@@ -9,8 +9,8 @@ from sim.metrics import percentile, summarize
 from sim.result import Request, SimResult, StepLog
 from sim.setup import Setup
 from sim.simulate import poisson_arrivals, simulate
-from sim import lengths, plan, workload  # the modules: sim.plan.plan, sim.workload.poisson, ...
+from sim import lengths, plan, presets, workload  # modules: sim.plan.plan, sim.presets.instance, ...
 from sim.workload import run
 
 __all__ = ["Setup", "simulate", "summarize", "percentile", "poisson_arrivals",
-           "Request", "SimResult", "StepLog", "run", "plan", "workload", "lengths"]
+           "Request", "SimResult", "StepLog", "run", "plan", "presets", "workload", "lengths"]

@@ -63,6 +63,7 @@ def run_requests(setup: Setup, arrival: Sequence[float] | None, input_len: Seque
     budget_max, max_seqs, kv_cap = setup.max_num_batched_tokens, setup.max_num_seqs, setup.kv_capacity_tokens
     two_p, flops = 2 * setup.params, setup.peak_flops * setup.mfu
     w_bytes, kv_bytes, bw, overhead = setup.weight_bytes, setup.kv_bytes_per_token, setup.bandwidth, setup.step_overhead
+    comm = setup.comm_s_per_token       # seconds per computed token (0: the handbook's rule)
 
     now = 0.0
     step = 0                    # index of the next step
@@ -95,14 +96,15 @@ def run_requests(setup: Setup, arrival: Sequence[float] | None, input_len: Seque
             if quiet > 0:
                 limit = arr[visible] if admitted == visible and visible < known else math.inf
                 compute = two_p * decoders / flops
+                comm_d = comm * decoders
                 if quiet >= VECTOR_MIN_STEPS:
                     t, c, k = _quiet_run_vectorized(now, context, decoders, quiet, limit, compute,
-                                                    w_bytes, kv_bytes, bw, overhead)
+                                                    w_bytes, kv_bytes, bw, overhead, comm_d)
                 else:
                     t, c, k = now, context, 0
                     while k < quiet:
                         memory = (w_bytes + kv_bytes * c) / bw
-                        t += max(compute, memory) + overhead
+                        t += max(compute, memory) + overhead + comm_d
                         c += decoders
                         k += 1
                         if limit <= t:
@@ -144,7 +146,7 @@ def run_requests(setup: Setup, arrival: Sequence[float] | None, input_len: Seque
 
         log_start.append(now); log_tokens.append(tokens); log_ctx0.append(context)
         log_grow.append(0); log_dec.append(decoders); log_count.append(1)
-        now += max(two_p * tokens / flops, (w_bytes + kv_bytes * context) / bw) + overhead
+        now += max(two_p * tokens / flops, (w_bytes + kv_bytes * context) / bw) + overhead + comm * tokens
         context += tokens
 
         freed = []
@@ -177,7 +179,7 @@ def run_requests(setup: Setup, arrival: Sequence[float] | None, input_len: Seque
 
 
 def _quiet_run_vectorized(now, context, decoders, quiet, limit, compute, w_bytes, kv_bytes, bw,
-                          overhead):
+                          overhead, comm_d=0.0):
     """The tight loop's result for a long quiet run, in numpy with the same float operations.
 
     Step j computes ``decoders`` tokens over ``context + decoders * j``; the run stops after step
@@ -187,10 +189,10 @@ def _quiet_run_vectorized(now, context, decoders, quiet, limit, compute, w_bytes
     steps = quiet
     if limit != math.inf:
         # Steps only lengthen within a run, so the first one's length bounds how many fit before limit.
-        first = max(compute, (w_bytes + kv_bytes * context) / bw) + overhead
+        first = max(compute, (w_bytes + kv_bytes * context) / bw) + overhead + comm_d
         steps = max(1, min(quiet, int((limit - now) / first) + 2))
     ctx = context + decoders * np.arange(steps, dtype=np.int64)
-    duration = np.maximum(compute, (w_bytes + kv_bytes * ctx) / bw) + overhead
+    duration = np.maximum(compute, (w_bytes + kv_bytes * ctx) / bw) + overhead + comm_d
     ends = np.cumsum(np.concatenate(([now], duration)))[1:]
     k = steps
     if limit != math.inf:
@@ -208,7 +210,7 @@ def _expand_steps(setup: Setup, start, tokens, ctx0, grow, dec, count) -> StepLo
     context = np.asarray(ctx0, dtype=np.int64)[run_of_step] + np.asarray(grow, dtype=np.int64)[run_of_step] * offset
     compute = 2 * setup.params * tokens / (setup.peak_flops * setup.mfu)
     memory = (setup.weight_bytes + setup.kv_bytes_per_token * context) / setup.bandwidth
-    duration = np.maximum(compute, memory) + setup.step_overhead
+    duration = np.maximum(compute, memory) + setup.step_overhead + setup.comm_s_per_token * tokens
     return StepLog(duration=duration, tokens=tokens, context=context,
                    decoders=np.asarray(dec, dtype=np.int64)[run_of_step],
                    start=lambda: _step_starts(start, count, duration))

@@ -73,6 +73,11 @@ BOUND_ZH = {
 }
 
 
+def fmt_rate(rate: float) -> str:
+    """A rate in req/s the way the panel prints it: one decimal from 10 up, else 3 significant digits."""
+    return f"{rate:.1f}" if rate >= 10 else f"{rate:.3g}"
+
+
 def _ms(seconds: float) -> str:
     return f"{seconds * 1e3:.1f} ms" if seconds < 1 else f"{seconds:.2f} s"
 
@@ -93,14 +98,75 @@ def explain_zh(setup: Setup, input_len: int, output_len: int, *, low_load_ttft_s
         f"{_ms(setup.step_overhead)} ≈ {_ms(e.ttft_floor_s)}；模拟得到 {_ms(low_load_ttft_s)}"
         f"（还要等正在跑的那一步结束）。",
         f"拐点：每个请求总共要算 {input_len + output_len} 个 token，每 token 2 × 参数量 FLOPs，"
-        f"整机每秒最多算 {e.tokens_per_s:,.0f} token，即最多 {e.compute_rate:.1f} req/s。"
+        f"整机每秒最多算 {e.tokens_per_s:,.0f} token，即最多 {fmt_rate(e.compute_rate)} req/s。"
         f"负载逼近这个上限时排队时间急剧增长，这就是延迟曲线的拐点。",
     ]
     if bound == "infeasible" or rate_per_instance <= 0:
-        lines.append(f"当前参数下 TTFT 下限 {_ms(e.ttft_floor_s)} 或 TPOT 下限 {_ms(e.tpot_floor_s)} "
-                     f"已超过 SLO（TTFT {ttft_slo:g} s、TPOT {tpot_slo * 1e3:g} ms），加机器也没用，"
-                     f"只能换更快的硬件、提高 MFU、把长请求放到更大 TP 的专用池，或放宽 SLO。")
+        over = []
+        if low_load_ttft_s > ttft_slo:
+            over.append(f"TTFT {_ms(low_load_ttft_s)} > {ttft_slo:g} s")
+        if low_load_tpot_s > tpot_slo:
+            over.append(f"TPOT {_ms(low_load_tpot_s)} > {tpot_slo * 1e3:g} ms")
+        what = "、".join(over) if over else "单个请求能达标，但稍有排队就有超过 1% 的请求超标"
+        lines.append(f"当前参数下单实例无解（{what}）：这是单个请求的延迟下限，加实例也没用。"
+                     f"只能换更快的硬件、提高 MFU、把长请求放进更大 TP 的专用池，或放宽 SLO。")
     else:
-        lines.append(f"满足 SLO 的最大速率 {rate_per_instance:.1f} req/s，是算力上限的 "
-                     f"{rate_per_instance / e.compute_rate:.0%}；瓶颈：{BOUND_ZH.get(bound, bound)}。")
+        ratio = rate_per_instance / e.compute_rate
+        if ratio <= 1:
+            lines.append(f"满足 SLO 的最大速率 {fmt_rate(rate_per_instance)} req/s，是算力上限的 {ratio:.0%}；"
+                         f"瓶颈：{BOUND_ZH.get(bound, bound)}。")
+        else:
+            lines.append(f"满足 SLO 的最大速率 {fmt_rate(rate_per_instance)} req/s，反而略高于稳态算力上限"
+                         f"（{ratio:.0%}）：压测只有 1500 个请求，过载时队列还没来得及堆起来就结束了。"
+                         f"真实压测要跑得足够久；瓶颈：{BOUND_ZH.get(bound, bound)}。")
+        prefill = e.ttft_floor_s
+        if ratio < 0.6 and output_len > 1 and prefill / (output_len - 1) + e.tpot_floor_s > tpot_slo / 2:
+            lines.append(f"速率远低于算力上限，原因在 prefill 干扰 decode：别的请求一次 prefill 要 {_ms(prefill)}，"
+                         f"而一个请求只有 {output_len - 1} 个 token 间隔来摊薄它，碰上一两次平均 TPOT 就超标。"
+                         f"长提示词应进单独的资源池，或考虑 PD 分离。")
+        if ratio < 0.6 and prefill > ttft_slo / 4:
+            lines.append(f"速率远低于算力上限，原因在 TTFT：一次 prefill 就要 {_ms(prefill)}，{ttft_slo:g} s 的 SLO "
+                         f"只容得下前面再排 {max(0, int(ttft_slo / prefill) - 1)} 个这样的请求，实例只能在低利用率下运行。"
+                         f"用更大的 TP 或上下文并行缩短单次 prefill，才能把利用率提上去。")
     return lines
+
+
+@dataclass(frozen=True)
+class LittleCheck:
+    """Little's law on a run, over a window of its time: L (measured) against lambda x W."""
+
+    window: tuple                 # (start, end) seconds
+    mean_in_system: float         # time average of requests in the system over the window (L)
+    arrival_rate: float           # arrivals in the window per second (lambda)
+    mean_latency_s: float         # mean end-to-end latency of the requests arriving in it (W)
+    times: object                 # event times in the window (for plotting), seconds
+    in_system: object             # requests in the system just after each event
+
+    @property
+    def predicted(self) -> float:
+        return self.arrival_rate * self.mean_latency_s
+
+
+def littles_law(result, window=(0.1, 0.9)) -> LittleCheck:
+    """Measure L = time-averaged requests in the system (arrived, not finished) over a window given
+    as fractions of the run, and lambda, W from the requests arriving in it; L should equal lambda x W
+    (up to edge effects, small when the window is long against one latency)."""
+    import numpy as np
+
+    arrival, finish = np.asarray(result.arrival, float), np.asarray(result.finish, float)
+    t0, t1 = float(arrival.min()), float(finish.max())
+    a, b = t0 + window[0] * (t1 - t0), t0 + window[1] * (t1 - t0)
+    times = np.concatenate((arrival, finish))
+    delta = np.concatenate((np.ones(len(arrival)), -np.ones(len(finish))))
+    order = np.argsort(times, kind="stable")
+    times, level = times[order], np.cumsum(delta[order])
+    inside = (times > a) & (times < b)
+    # N(t) is piecewise constant: level[i] holds on [times[i], times[i+1]).
+    before = np.searchsorted(times, a, side="right")
+    start_level = level[before - 1] if before > 0 else 0.0
+    t = np.concatenate(([a], times[inside], [b]))
+    n = np.concatenate(([start_level], level[inside]))
+    mean_in_system = float((n * np.diff(t)).sum() / (b - a))
+    arrived = (arrival >= a) & (arrival < b)
+    return LittleCheck((a, b), mean_in_system, float(arrived.sum()) / (b - a),
+                       float((finish[arrived] - arrival[arrived]).mean()), t[:-1], n)

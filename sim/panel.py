@@ -12,8 +12,9 @@ The numbers come from functions with no widgets in them (``design``, ``latency_c
 ``distribution``), cached on their arguments, so a slider change only recomputes what it changed:
 QPS and price never rerun the simulator, and a prompt/output/MFU combination already seen comes back
 at once. Sliders use ``continuous_update=False``: the panel recomputes when the slider is released.
-Speed: the rate search (``sim.plan.find_max_rate`` on 1500 requests, as the chapter does) is the
-costly part; the latency curve uses ``CURVE_REQUESTS`` requests per point to stay interactive.
+Speed: the rate search (``sim.plan.find_max_rate`` on 1500 requests, as the chapter does) costs up
+to ~1 s, so its results for every slider position are precomputed in ``sim/panel_table.py``
+(checked against a live run on first use); the latency curve (7 runs) is simulated live.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from functools import lru_cache
 import numpy as np
 
 from sim import plan as planning
-from sim.explain import explain_zh
+from sim.explain import explain_zh, fmt_rate
 from sim.metrics import meets_slos, percentile
 from sim.setup import Setup
 from sim.simulate import simulate
@@ -49,8 +50,12 @@ OUTPUT_OPTIONS = (16, 32, 64, 128, 256, 500, 1024, 2048, 4096)
 MFU_RANGE = (0.1, 0.8, 0.05)
 PRICE_RANGE = (0.5, 8.0, 0.25)
 
-CURVE_REQUESTS = 400       # requests per point of the interactive latency curve (the search uses 1500)
-CURVE_FRACTIONS = (0.2, 0.4, 0.6, 0.8, 0.9, 1.0, 1.1, 1.25, 1.5)   # of the chosen rate
+# The interactive curve uses the search's 1500 requests per point: shorter runs never reach a steady
+# state at long outputs (a 500-token answer lasts ~10 s at high load) and would draw tails far below
+# the ones the search judged, so the marked rate would not sit where the curve meets the SLO line.
+# Seven points keep a cold update under ~0.5 s.
+CURVE_REQUESTS = 1500
+CURVE_FRACTIONS = (0.25, 0.5, 0.75, 0.9, 1.0, 1.1, 1.25)   # of the chosen rate
 
 
 def chapter_setup(mfu: float = MFU) -> Setup:
@@ -65,11 +70,11 @@ def chapter_setup(mfu: float = MFU) -> Setup:
 
 @dataclass(frozen=True)
 class Design:
-    """What the chapter-02 panel shows for one position of its sliders.
+    """What the chapter-02 panel shows for one position of its sliders: ``sim.plan.plan``'s figures.
 
-    ``plan`` is the ``sim.plan.Plan`` (None when no rate meets the SLOs: ``feasible`` is then False,
-    the counts and costs are None, ``bound`` is "infeasible" and ``reason`` says why; the low-load
-    times are then those of a lone request). ``explanation`` holds the hand calculation, in Chinese.
+    When no rate meets the SLOs ``feasible`` is False, the counts and costs are None, ``bound`` is
+    "infeasible", ``reason`` says why and the low-load times are those of a lone request.
+    ``explanation`` holds the hand calculation behind the numbers, in Chinese.
     """
 
     qps: float
@@ -89,7 +94,6 @@ class Design:
     low_load_tpot_s: float
     reason: str
     explanation: tuple
-    plan: planning.Plan | None = None
 
 
 @lru_cache(maxsize=None)
@@ -118,24 +122,111 @@ def rate_per_instance(input_len: int, output_len: int, mfu: float) -> float:
                                   rel_tol=planning.PLAN_REL_TOL)
 
 
+@dataclass(frozen=True)
+class InstanceFigures:
+    """What depends only on the request shape and MFU: found by ``sim.plan.plan``'s search.
+
+    ``rate`` is 0.0 and ``bound`` "infeasible" when no rate meets the SLOs; the low-load times are
+    then those of a lone request.
+    """
+
+    rate: float
+    bound: str
+    low_load_ttft_s: float
+    low_load_tpot_s: float
+
+
+def compute_instance(input_len: int, output_len: int, mfu: float) -> InstanceFigures:
+    """Run the search and ``sim.plan.plan`` (no table, no cache)."""
+    rate = rate_per_instance(input_len, output_len, mfu)
+    if rate <= 0:
+        ttft, tpot = lone_request(input_len, output_len, mfu)
+        return InstanceFigures(0.0, "infeasible", ttft, tpot)
+    p = planning.plan(QPS, _mfu_setup(mfu), input_len, output_len, TTFT_SLO_S, TPOT_SLO_S,
+                      gpus_per_instance=GPUS_PER_INSTANCE, headroom=HEADROOM,
+                      gpu_hour_usd=GPU_HOUR_USD, rate=rate)
+    return InstanceFigures(p.rate_per_instance, p.bound, p.low_load_ttft_s, p.low_load_tpot_s)
+
+
+def mfu_options() -> tuple[float, ...]:
+    """Every MFU slider position, rounded to its step."""
+    lo, hi, step = MFU_RANGE
+    return tuple(round(lo + i * step, 2) for i in range(round((hi - lo) / step) + 1))
+
+
+def _table() -> dict:
+    """The precomputed ``InstanceFigures`` of every slider position, if present and still valid.
+
+    The rate search costs up to ~1 s at the slowest corners (32K prompts, 4K outputs), too slow for a
+    slider, so ``python -m sim.panel --build-table`` stores its results in ``sim/panel_table.py``.
+    Before trusting it, the chapter's position is recomputed live: if the simulator's numbers have
+    changed since the table was built, the table is ignored and everything is computed live.
+    """
+    global _TABLE
+    if _TABLE is None:
+        try:
+            from sim.panel_table import TABLE
+        except ImportError:
+            TABLE = {}
+        key = (INPUT_LEN, OUTPUT_LEN, MFU)
+        _TABLE = dict(TABLE) if TABLE.get(key) == tuple(compute_instance(*key).__dict__.values()) else {}
+    return _TABLE
+
+
+_TABLE: dict | None = None
+
+
+@lru_cache(maxsize=512)
+def instance(input_len: int, output_len: int, mfu: float) -> InstanceFigures:
+    """``compute_instance``, from the precomputed table when it holds this position, else live."""
+    row = _table().get((input_len, output_len, round(mfu, 2)))
+    if row is not None:
+        return InstanceFigures(*row)
+    return compute_instance(input_len, output_len, mfu)
+
+
+def build_table(processes: int | None = None) -> dict:
+    """``compute_instance`` for every slider position, in parallel processes."""
+    from multiprocessing import Pool
+
+    keys = [(i, o, m) for i in INPUT_OPTIONS for o in OUTPUT_OPTIONS for m in mfu_options()]
+    with Pool(processes) as pool:
+        rows = pool.starmap(compute_instance, keys, chunksize=4)
+    return {k: tuple(r.__dict__.values()) for k, r in zip(keys, rows)}
+
+
+def write_table(path: str, table: dict) -> None:
+    lines = ['"""Generated by `python -m sim.panel --build-table`: do not edit.',
+             "",
+             "(input_len, output_len, mfu) -> (rate, bound, low_load_ttft_s, low_load_tpot_s), the",
+             "results of sim.panel.compute_instance for every slider position of the chapter-02 panel.",
+             '"""', "", "TABLE = {"]
+    lines += [f"    {k!r}: {v!r}," for k, v in sorted(table.items())]
+    lines.append("}")
+    with open(path, "w", encoding="utf-8") as f:
+        f.write("\n".join(lines) + "\n")
+
+
 @lru_cache(maxsize=1024)
 def design(qps: float = QPS, input_len: int = INPUT_LEN, output_len: int = OUTPUT_LEN,
            mfu: float = MFU, gpu_hour_usd: float = GPU_HOUR_USD) -> Design:
     """Size the chapter's service for one slider position (cached on the arguments)."""
     setup = _mfu_setup(mfu)
-    rate = rate_per_instance(input_len, output_len, mfu)
-    if rate > 0:
-        p = planning.plan(qps, setup, input_len, output_len, TTFT_SLO_S, TPOT_SLO_S,
-                          gpus_per_instance=GPUS_PER_INSTANCE, headroom=HEADROOM,
-                          gpu_hour_usd=gpu_hour_usd, rate=rate)
-        lines = explain_zh(setup, input_len, output_len, low_load_ttft_s=p.low_load_ttft_s,
-                           low_load_tpot_s=p.low_load_tpot_s, rate_per_instance=rate,
-                           bound=p.bound, ttft_slo=TTFT_SLO_S, tpot_slo=TPOT_SLO_S)
-        return Design(qps, input_len, output_len, mfu, gpu_hour_usd, True, rate,
-                      p.instances_no_headroom, p.instances, p.gpus, p.usd_per_hour,
-                      p.usd_per_million_output_tokens, p.bound, p.low_load_ttft_s,
-                      p.low_load_tpot_s, "", tuple(lines), p)
-    ttft, tpot = lone_request(input_len, output_len, mfu)
+    base = instance(input_len, output_len, mfu)
+    if base.rate > 0:
+        rate = base.rate
+        instances_no_headroom = math.ceil(qps / rate)
+        instances = math.ceil(qps / rate * HEADROOM)
+        gpus = instances * GPUS_PER_INSTANCE
+        usd_per_hour = gpus * gpu_hour_usd
+        usd_per_million = usd_per_hour / (qps * output_len * 3600) * 1e6
+        lines = explain_zh(setup, input_len, output_len, low_load_ttft_s=base.low_load_ttft_s,
+                           low_load_tpot_s=base.low_load_tpot_s, rate_per_instance=rate,
+                           bound=base.bound, ttft_slo=TTFT_SLO_S, tpot_slo=TPOT_SLO_S)
+        return Design(qps, input_len, output_len, mfu, gpu_hour_usd, True, rate, instances_no_headroom,
+                      instances, gpus, usd_per_hour, usd_per_million, base.bound, base.low_load_ttft_s,
+                      base.low_load_tpot_s, "", tuple(lines))
+    ttft, tpot = base.low_load_ttft_s, base.low_load_tpot_s
     misses = []
     if ttft > TTFT_SLO_S:
         misses.append(f"单个请求的 TTFT 已是 {ttft:.2f} s，超过 {TTFT_SLO_S:g} s")
@@ -146,7 +237,7 @@ def design(qps: float = QPS, input_len: int = INPUT_LEN, output_len: int = OUTPU
                        rate_per_instance=0.0, bound="infeasible", ttft_slo=TTFT_SLO_S,
                        tpot_slo=TPOT_SLO_S)
     return Design(qps, input_len, output_len, mfu, gpu_hour_usd, False, 0.0, None, None, None,
-                  None, None, "infeasible", ttft, tpot, reason, tuple(lines), None)
+                  None, None, "infeasible", ttft, tpot, reason, tuple(lines))
 
 
 @dataclass(frozen=True)
@@ -182,7 +273,7 @@ def latency_curve(input_len: int, output_len: int, mfu: float) -> LatencyCurve:
 
     When no rate meets the SLOs the fractions are taken of the compute ceiling instead.
     """
-    rate = rate_per_instance(input_len, output_len, mfu)
+    rate = instance(input_len, output_len, mfu).rate
     setup = _mfu_setup(mfu)
     if rate <= 0:
         rate = setup.peak_flops * setup.mfu / (2 * setup.params * (input_len + output_len))
@@ -243,7 +334,7 @@ def design_rows(d: Design) -> list[tuple[str, str]]:
     """The panel's table: (label in Chinese, value) for a ``Design``."""
     rows = [
         ("低负载 TTFT / TPOT（中位数）", f"{_fmt_s(d.low_load_ttft_s)} / {_fmt_s(d.low_load_tpot_s)}"),
-        ("单实例满足 SLO 的最大速率", f"{d.rate_per_instance:.1f} req/s" if d.feasible else "—"),
+        ("单实例满足 SLO 的最大速率", f"{fmt_rate(d.rate_per_instance)} req/s" if d.feasible else "—"),
     ]
     if d.feasible:
         rows += [
@@ -319,14 +410,16 @@ class DesignPanel:
         start = time.perf_counter()
         v = self.values()
         self.design = design(v["qps"], v["input_len"], v["output_len"], v["mfu"], v["gpu_hour_usd"])
-        self.curve = latency_curve(v["input_len"], v["output_len"], v["mfu"])
+        curve = latency_curve(v["input_len"], v["output_len"], v["mfu"])
         self.table.value = design_html(self.design)
-        self.figure = self._plots.latency_vs_rate_figure(
-            self.curve, TTFT_SLO_S, TPOT_SLO_S, self.design.rate_per_instance or None)
-        self.image.value = figure_png(self.figure)
+        if curve is not self.curve:          # QPS and price do not move the curve: no redraw
+            self.curve = curve
+            self.figure = self._plots.latency_vs_rate_figure(
+                curve, TTFT_SLO_S, TPOT_SLO_S, self.design.rate_per_instance or None)
+            self.image.value = figure_png(self.figure)
         self.last_update_s = time.perf_counter() - start
-        self.status.value = (f"<small>p99 曲线每个点模拟 {self.curve.num_requests} 个请求（最大速率的搜索用 "
-                             f"1500 个）；本次更新用时 {self.last_update_s:.2f} s</small>")
+        self.status.value = (f"<small>曲线每个点模拟 {self.curve.num_requests} 个请求（与最大速率的搜索相同）；"
+                             f"本次更新用时 {self.last_update_s:.2f} s</small>")
 
     def _repr_mimebundle_(self, **kwargs):
         return self.widget._repr_mimebundle_(**kwargs)
@@ -392,5 +485,28 @@ def rate_panel(**kwargs) -> RatePanel:
 
 def clear_caches() -> None:
     """Forget every cached computation (tests use it to time cold updates)."""
-    for f in (_mfu_setup, lone_request, rate_per_instance, design, latency_curve, distribution):
+    global _TABLE
+    _TABLE = None
+    for f in (_mfu_setup, lone_request, rate_per_instance, instance, design, latency_curve,
+              distribution):
         f.cache_clear()
+
+
+def use_table(enabled: bool) -> None:
+    """Turn the precomputed table on (default) or off (everything live; for tests and timing)."""
+    global _TABLE
+    clear_caches()
+    if not enabled:
+        _TABLE = {}
+
+
+if __name__ == "__main__":
+    import os
+    import sys
+
+    if sys.argv[1:] != ["--build-table"]:
+        sys.exit("usage: python -m sim.panel --build-table")
+    started = time.perf_counter()
+    table = build_table()
+    write_table(os.path.join(os.path.dirname(os.path.abspath(__file__)), "panel_table.py"), table)
+    print(f"{len(table)} positions in {time.perf_counter() - started:.0f} s")

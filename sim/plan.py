@@ -149,6 +149,9 @@ def throughput_bound(setup: Setup, input_len: int, output_len: int) -> float:
     batch = min(setup.max_num_seqs, setup.kv_capacity_tokens // (input_len + output_len))
     decode_step = (setup.weight_bytes + setup.kv_bytes_per_token * batch * (input_len + output_len / 2)) / setup.bandwidth
     memory_rate = batch / (output_len * (decode_step + setup.step_overhead))
+    if setup.comm_s_per_token:          # communication adds to every token's time
+        compute_rate = 1 / (1 / compute_rate + setup.comm_s_per_token * (input_len + output_len))
+        memory_rate = batch / (output_len * (decode_step + setup.step_overhead + setup.comm_s_per_token * batch))
     return min(compute_rate, memory_rate)
 
 
@@ -233,14 +236,15 @@ class Plan:
 def plan(qps: float, setup: Setup, input_len: int, output_len: int, ttft_slo: float,
          tpot_slo: float, *, gpus_per_instance: int, headroom: float = 1.3,
          gpu_hour_usd: float = 2.5, rate: float | None = None, search: str = "auto",
-         target: float = 0.99, num_requests: int = 1500, seed: int = 0) -> Plan:
+         target: float = 0.99, num_requests: int = 1500, rel_tol: float = PLAN_REL_TOL,
+         seed: int = 0) -> Plan:
     """Size a deployment of identical ``setup`` instances for ``qps`` requests per second.
 
     The rate one instance sustains comes from ``rate`` when given (``search`` is then "given"),
     else from a search on Poisson arrivals of ``num_requests`` requests, a run passing when at least
     ``target`` of its requests meet both SLOs:
 
-    - ``search="auto"`` (default): ``find_max_rate`` with ``rel_tol=PLAN_REL_TOL`` (0.1%): no
+    - ``search="auto"`` (default): ``find_max_rate`` with ``rel_tol`` (default 0.1%): no
       bracket to guess. For the chapter's instance it gives 16.76 req/s (printed 16.8).
     - ``search="chapter"``: ``max_rate`` with the handbook's bracket [1, 60] and 12 halvings
       (16.75830078125 req/s for the chapter); raises ``BracketError`` when the answer is outside.
@@ -271,7 +275,7 @@ def plan(qps: float, setup: Setup, input_len: int, output_len: int, ttft_slo: fl
                         num_requests=num_requests, lo=1.0, hi=60.0, iterations=12, seed=seed)
     else:
         rate = find_max_rate(setup, input_len, output_len, ttft_slo, tpot_slo, target=target,
-                             num_requests=num_requests, rel_tol=PLAN_REL_TOL, seed=seed)
+                             num_requests=num_requests, rel_tol=rel_tol, seed=seed)
     if rate <= 0:
         raise _infeasible(setup, input_len, output_len, ttft_slo, tpot_slo, target)
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 from matplotlib.figure import Figure
+from matplotlib.ticker import FuncFormatter
 
 TTFT_COLOR, TPOT_COLOR, SLO_COLOR, RATE_COLOR = "tab:blue", "tab:orange", "tab:red", "tab:green"
 
@@ -29,6 +30,16 @@ def labels(fig: Figure) -> list[str]:
     return [line.get_label() for ax in fig.axes for line in ax.get_lines()]
 
 
+def _plain_log(axis) -> None:
+    """Log-scale tick labels as plain numbers (50, 100, 2000), minor ones only at 2x and 5x."""
+    axis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+
+    def minor(v, _):
+        lead = v / 10 ** np.floor(np.log10(v)) if v > 0 else 0
+        return f"{v:g}" if round(lead) in (2, 5) else ""
+    axis.set_minor_formatter(FuncFormatter(minor))
+
+
 def latency_vs_rate_figure(curve, ttft_slo: float, tpot_slo: float, chosen_rate: float | None = None,
                            *, show_p50: bool = False, title: str | None = None) -> Figure:
     """p99 TTFT (log scale) and p99 TPOT against the offered rate, with the SLOs and the chosen rate.
@@ -36,7 +47,8 @@ def latency_vs_rate_figure(curve, ttft_slo: float, tpot_slo: float, chosen_rate:
     ``curve`` is a ``sim.panel.LatencyCurve``. Lines: "p99 TTFT", "p99 TPOT", "TTFT SLO", "TPOT SLO",
     "chosen rate" (when given; drawn on both axes), and "p50 TTFT" / "p50 TPOT" with ``show_p50``.
     """
-    fig = Figure(figsize=(9, 3.4), layout="constrained")
+    fig = Figure(figsize=(9, 3.4))
+    fig.subplots_adjust(left=0.09, right=0.98, bottom=0.15, top=0.9 if title else 0.96, wspace=0.22)
     ax_ttft, ax_tpot = fig.subplots(1, 2)
     rates = np.asarray(curve.rates, dtype=float)
     ax_ttft.plot(rates, np.asarray(curve.ttft_p99) * 1e3, "o-", color=TTFT_COLOR, label="p99 TTFT")
@@ -53,6 +65,7 @@ def latency_vs_rate_figure(curve, ttft_slo: float, tpot_slo: float, chosen_rate:
         ax.grid(alpha=0.3)
         ax.legend(fontsize=8, loc="upper left")
     ax_ttft.set_yscale("log")
+    _plain_log(ax_ttft.yaxis)
     ax_ttft.set_ylabel("TTFT (ms, log scale)")
     ax_tpot.set_ylabel("TPOT (ms)")
     ax_tpot.set_ylim(0, max(tpot_slo * 1e3 * 1.6, float(np.nanmax(np.asarray(curve.tpot_p99))) * 1e3 * 1.1))
@@ -67,7 +80,8 @@ def distribution_figure(ttft, tpot, ttft_slo: float, tpot_slo: float, *, title: 
     Lines: "TTFT CDF", "TPOT CDF" (x: sorted values in ms, y: fraction of requests at or below),
     "TTFT SLO", "TPOT SLO", and the markers "TTFT p50/p99", "TPOT p50/p99".
     """
-    fig = Figure(figsize=(9, 3.2), layout="constrained")
+    fig = Figure(figsize=(9, 3.2))
+    fig.subplots_adjust(left=0.07, right=0.98, bottom=0.16, top=0.88 if title else 0.96, wspace=0.2)
     axes = fig.subplots(1, 2)
     for ax, values, slo, name, color in ((axes[0], ttft, ttft_slo, "TTFT", TTFT_COLOR),
                                          (axes[1], tpot, tpot_slo, "TPOT", TPOT_COLOR)):
@@ -78,6 +92,7 @@ def distribution_figure(ttft, tpot, ttft_slo: float, tpot_slo: float, *, title: 
         marks = [x[min(len(x) - 1, int(np.ceil(p * len(x))) - 1)] for p in (0.5, 0.99)]
         ax.plot(marks, [0.5, 0.99], "kv", label=f"{name} p50/p99")
         ax.set_xscale("log")
+        _plain_log(ax.xaxis)
         ax.set_xlabel(f"{name} (ms, log scale)")
         ax.set_ylabel("fraction of requests")
         ax.set_ylim(0, 1.02)

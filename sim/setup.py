@@ -24,6 +24,8 @@ class Setup:
     step_overhead           fixed seconds added to every step (launch, scheduling, communication)
     max_num_batched_tokens  token budget of one step (chunked prefill)
     max_num_seqs            most requests running at once
+    comm_s_per_token        seconds added per token the step computes (tensor-parallel all-reduces
+                            move each token's activations between GPUs); 0 in the handbook's model
     """
 
     params: float
@@ -36,6 +38,7 @@ class Setup:
     step_overhead: float = 0.5e-3
     max_num_batched_tokens: int = 8192
     max_num_seqs: int = 256
+    comm_s_per_token: float = 0.0
 
     def __post_init__(self) -> None:
         for f in fields(self):
@@ -45,7 +48,7 @@ class Setup:
             if not math.isfinite(value):
                 raise ValueError(f"Setup.{f.name} must be finite, got {value!r}")
         _positive(self, "params", "peak_flops", "bandwidth")
-        _at_least(self, 0, "weight_bytes", "kv_bytes_per_token", "step_overhead")
+        _at_least(self, 0, "weight_bytes", "kv_bytes_per_token", "step_overhead", "comm_s_per_token")
         _whole_at_least(self, 1, "kv_capacity_tokens", "max_num_batched_tokens", "max_num_seqs")
         if not 0 < self.mfu <= 1:
             raise ValueError(f"Setup.mfu must be in (0, 1], got {self.mfu!r}")
@@ -63,11 +66,12 @@ class Setup:
         """Seconds of one step that computes ``tokens`` tokens over ``context`` cached tokens.
 
         The roofline: the slower of the matmul FLOPs at ``mfu`` of peak and reading the weights
-        plus the whole KV cache once, then the fixed overhead.
+        plus the whole KV cache once, then the fixed overhead, then the communication time of the
+        step's tokens (``comm_s_per_token``; with 0 the sum is exactly the handbook's).
         """
         compute = 2 * self.params * tokens / (self.peak_flops * self.mfu)
         memory = (self.weight_bytes + self.kv_bytes_per_token * context) / self.bandwidth
-        return max(compute, memory) + self.step_overhead
+        return max(compute, memory) + self.step_overhead + self.comm_s_per_token * tokens
 
 
 def _positive(setup: Setup, *names: str) -> None:

@@ -1,0 +1,153 @@
+"""Presets: a Setup for a named model on a named GPU, from shapes, dtypes and datasheets.
+
+    from sim import presets
+    setup = presets.instance("llama-3-70b", "h100-sxm", tp=8, weight_dtype="fp8")
+
+How each Setup field is derived (every one can be overridden by keyword):
+
+- ``params``: the parameters one token is multiplied by (an MoE's active ones: top-k + shared
+  experts); ``weight_bytes``: all parameters x bytes of ``weight_dtype`` (an MoE step at load touches
+  every expert, so all are read);
+- ``kv_bytes_per_token``: K and V of every layer's KV heads (at least one KV head per GPU: heads are
+  replicated when tp > kv_heads), or MLA's latent (kv_lora_rank + rope dim per layer), which every
+  tensor-parallel GPU keeps a full copy of; in bytes of ``kv_dtype`` (default: ``weight_dtype``);
+- ``kv_capacity_tokens``: (tp x GPU memory x ``mem_util`` - weight_bytes) / kv_bytes_per_token;
+- ``peak_flops``: tp x the GPU's dense FLOP/s in the weights' dtype (FP8 weights: FP8 matmuls);
+  ``mfu``: the fraction of it the step's matmuls reach (default ``MFU``);
+- ``bandwidth``: tp x HBM bandwidth x ``bandwidth_util`` (default ``BANDWIDTH_UTIL``);
+- ``step_overhead``: ``BASE_OVERHEAD_S`` (scheduling, launches) plus, with tp > 1, two all-reduces
+  per layer at ``ALLREDUCE_LATENCY_S`` each; ``comm_s_per_token``: the same all-reduces' data, each
+  token's hidden state in BF16, over a ring (2 (tp-1)/tp of it per GPU) at ``LINK_UTIL`` of one
+  direction of the GPU's link.
+
+Passing ``step_overhead`` gives the whole per-step overhead, TP communication included (as the
+chapter's 1.5 ms does): no per-token communication is added then unless ``comm_s_per_token`` is given
+too. So ``instance("llama-3-70b", "h100-sxm", tp=8, weight_dtype="fp8", kv_dtype="fp8", mfu=0.4,
+step_overhead=1.5e-3, bandwidth_util=1.0)`` is the chapter's instance.
+"""
+
+from __future__ import annotations
+
+import difflib
+import math
+from dataclasses import fields
+
+from sim.presets.gpus import GPU, GPUS
+from sim.presets.models import MODELS, Model
+from sim.setup import Setup
+
+DTYPE_BYTES = {"bf16": 2, "fp16": 2, "fp8": 1}
+MAX_TP = 8                    # one node: the GPU-to-GPU link modelled is the node's (NVLink, IF, PCIe)
+
+# Efficiency factors of the default (calibrated) preset: see tests/validation/README.md.
+MFU = 0.5                     # fraction of dense peak reached by the step's matmuls
+BANDWIDTH_UTIL = 0.85         # fraction of HBM bandwidth reached by the weight and KV reads
+BASE_OVERHEAD_S = 1.0e-3      # scheduling and kernel launches per step
+ALLREDUCE_LATENCY_S = 8e-6    # fixed cost of one small all-reduce
+LINK_UTIL = 0.7               # fraction of one link direction an all-reduce reaches
+ACTIVATION_BYTES = 2          # all-reduces carry BF16 activations
+
+ALIASES = {"h100": "h100-sxm", "a100": "a100-80gb", "h200-sxm": "h200", "b200-sxm": "b200",
+           "llama3-8b": "llama-3-8b", "llama3-70b": "llama-3-70b", "llama-3.1-70b": "llama-3-70b",
+           "llama-3.1-8b": "llama-3-8b", "llama3.1-405b": "llama-3.1-405b"}
+
+
+def model(name: str) -> Model:
+    """The model preset called ``name`` (case-insensitive); unknown names suggest the closest."""
+    return MODELS[_resolve("model", name, MODELS)]
+
+
+def gpu(name: str) -> GPU:
+    """The GPU preset called ``name`` (case-insensitive); unknown names suggest the closest."""
+    return GPUS[_resolve("gpu", name, GPUS)]
+
+
+def instance(model_name: str, gpu_name: str, *, tp: int = 1, weight_dtype: str = "bf16",
+             kv_dtype: str | None = None, mem_util: float = 0.9, mfu: float | None = None,
+             bandwidth_util: float | None = None, step_overhead: float | None = None,
+             comm_s_per_token: float | None = None, max_num_batched_tokens: int = 8192,
+             max_num_seqs: int = 512, **overrides) -> Setup:
+    """A ``Setup`` for ``model_name`` served with tensor parallelism ``tp`` on ``gpu_name`` GPUs.
+
+    ``overrides`` replace any derived Setup field (``weight_bytes=...``, ``kv_capacity_tokens=...``).
+    Raises ValueError with the reason for an unknown name, a dtype the GPU lacks, a tp the model's
+    heads do not divide, or weights that do not fit in ``tp`` GPUs.
+    """
+    m, g = model(model_name), gpu(gpu_name)
+    if isinstance(tp, bool) or not isinstance(tp, int) or not 1 <= tp <= MAX_TP:
+        raise ValueError(f"tp must be a whole number in [1, {MAX_TP}] (one node), got {tp!r}")
+    if m.heads % tp:
+        raise ValueError(f"tp={tp} does not divide {m.name}'s {m.heads} attention heads")
+    kv_dtype = weight_dtype if kv_dtype is None else kv_dtype
+    for name, value in (("weight_dtype", weight_dtype), ("kv_dtype", kv_dtype)):
+        if value not in DTYPE_BYTES:
+            raise ValueError(f"{name} must be one of {sorted(DTYPE_BYTES)}, got {value!r}")
+    peak = tp * g.flops(weight_dtype)             # raises for FP8 on a GPU without it
+    if not (isinstance(mem_util, (int, float)) and 0 < mem_util <= 1):
+        raise ValueError(f"mem_util must be in (0, 1], got {mem_util!r}")
+    bandwidth_util = BANDWIDTH_UTIL if bandwidth_util is None else bandwidth_util
+    if not (isinstance(bandwidth_util, (int, float)) and 0 < bandwidth_util <= 1):
+        raise ValueError(f"bandwidth_util must be in (0, 1], got {bandwidth_util!r}")
+
+    weight_bytes = m.total_params * DTYPE_BYTES[weight_dtype]
+    usable = g.memory * mem_util
+    if weight_bytes / tp >= usable:
+        need = math.ceil(weight_bytes / usable)
+        raise ValueError(
+            f"{m.name} in {weight_dtype} does not fit at tp={tp} on {g.name}: {weight_bytes / 1e9:.1f} GB of "
+            f"weights is {weight_bytes / tp / 1e9:.1f} GB per GPU, and {g.memory / 1e9:.0f} GB x mem_util "
+            f"{mem_util} leaves {usable / 1e9:.1f} GB; it needs tp >= {need} GPUs (with room for KV), "
+            "a smaller weight_dtype, or a larger GPU")
+    kv_bytes = kv_bytes_per_token(m, tp, kv_dtype)
+    kv_capacity = int((tp * usable - weight_bytes) / kv_bytes)
+
+    if step_overhead is None:
+        step_overhead = BASE_OVERHEAD_S + (2 * m.layers * ALLREDUCE_LATENCY_S if tp > 1 else 0.0)
+        if comm_s_per_token is None:
+            comm_s_per_token = allreduce_s_per_token(m, g, tp)
+    elif comm_s_per_token is None:
+        comm_s_per_token = 0.0                    # the given overhead stands for the communication
+
+    values = dict(params=float(m.active_params), weight_bytes=float(weight_bytes),
+                  kv_bytes_per_token=float(kv_bytes), kv_capacity_tokens=kv_capacity, peak_flops=peak,
+                  bandwidth=tp * g.bandwidth * bandwidth_util, mfu=MFU if mfu is None else mfu,
+                  step_overhead=step_overhead, max_num_batched_tokens=max_num_batched_tokens,
+                  max_num_seqs=max_num_seqs, comm_s_per_token=comm_s_per_token)
+    known = {f.name for f in fields(Setup)}
+    unknown = set(overrides) - known
+    if unknown:
+        raise ValueError(f"unknown instance() keyword(s) {sorted(unknown)}; Setup fields are {sorted(known)}")
+    values.update(overrides)
+    if values["kv_capacity_tokens"] < 1:
+        raise ValueError(f"{m.name} at tp={tp} on {g.name} leaves no memory for the KV cache")
+    return Setup(**values)
+
+
+def kv_bytes_per_token(m: Model, tp: int, kv_dtype: str) -> int:
+    """KV-cache bytes one token occupies over the whole instance (see the module docstring)."""
+    size = DTYPE_BYTES[kv_dtype]
+    if m.kv_lora_rank:
+        return tp * m.kv_values_per_token() * size       # every GPU keeps the whole latent
+    heads = max(m.kv_heads, tp)                           # at least one KV head per GPU
+    return 2 * m.layers * heads * m.head_dim * size
+
+
+def allreduce_s_per_token(m: Model, g: GPU, tp: int) -> float:
+    """Seconds of ring all-reduce traffic per token: 2 per layer of the BF16 hidden state."""
+    if tp == 1:
+        return 0.0
+    data = 2 * m.layers * m.hidden * ACTIVATION_BYTES
+    return data * 2 * (tp - 1) / tp / (g.interconnect / 2 * LINK_UTIL)
+
+
+def _resolve(kind: str, name, table: dict) -> str:
+    if not isinstance(name, str):
+        raise ValueError(f"{kind} must be a name (one of {sorted(table)}), got {name!r}")
+    key = name.strip().lower().replace("_", "-").replace(" ", "-")
+    key = ALIASES.get(key, key)
+    if key in table:
+        return key
+    close = difflib.get_close_matches(key, list(table) + list(ALIASES), n=6, cutoff=0.4)
+    close = list(dict.fromkeys(ALIASES.get(c, c) for c in close))[:3]
+    hint = f"; did you mean {', '.join(map(repr, close))}?" if close else ""
+    raise ValueError(f"unknown {kind} {name!r}{hint} Known: {', '.join(sorted(table))}")

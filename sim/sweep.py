@@ -1,0 +1,128 @@
+"""Sweep deployment options (GPU type, TP, dtypes, scheduler limits) and rank them by cost.
+
+    rows = sweep("llama-3-70b", qps=200, input_len=2000, output_len=500, ttft_slo=2, tpot_slo=0.05)
+    print(table(rows))
+
+Each option is ``presets.instance(model, **option)`` sized with ``plan.plan``; options that do not
+fit, lack a dtype, or meet the SLOs at no rate are kept with their reason (``feasible`` False) and
+listed last. Options run in a process pool when there are enough of them to pay for it.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+
+from sim import presets
+from sim.plan import BracketError, plan
+
+# On-demand cloud prices per GPU-hour, USD: rough public list prices in 2024-25 (assumptions for
+# ranking, not quotes; pass gpu_hour_usd={...} with your own). H100 at the chapter's $2.5.
+GPU_HOUR_USD = {"a100-80gb": 1.8, "h100-sxm": 2.5, "h200": 3.5, "b200": 5.0, "l40s": 1.0, "mi300x": 2.5}
+DEFAULT_GRID = {"gpu": sorted(presets.GPUS), "tp": [1, 2, 4, 8], "weight_dtype": ["bf16", "fp8"]}
+PARALLEL_MIN_OPTIONS = 8
+
+
+@dataclass(frozen=True)
+class Option:
+    """One row of a sweep: the option's settings and its plan (None with a reason when infeasible)."""
+
+    settings: dict
+    feasible: bool
+    gpus: int | None
+    usd_per_hour: float | None
+    usd_per_million_output_tokens: float | None
+    rate_per_instance: float | None
+    bound: str | None
+    reason: str = ""
+
+    def as_dict(self) -> dict:
+        return {**self.settings, "feasible": self.feasible, "gpus": self.gpus,
+                "usd_per_hour": self.usd_per_hour,
+                "usd_per_million_output_tokens": self.usd_per_million_output_tokens,
+                "rate_per_instance": self.rate_per_instance, "bound": self.bound, "reason": self.reason}
+
+
+def options(grid: dict | None = None) -> list[dict]:
+    """Every combination of the grid's values (keys: ``gpu`` and any ``presets.instance`` keyword)."""
+    grid = dict(DEFAULT_GRID if grid is None else grid)
+    if "gpu" not in grid:
+        raise ValueError("grid must have a 'gpu' key (a list of GPU names)")
+    for key, values in grid.items():
+        if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__"):
+            grid[key] = [values]
+    keys = list(grid)
+    return [dict(zip(keys, combo)) for combo in itertools.product(*(grid[k] for k in keys))]
+
+
+def sweep(model: str, qps: float, input_len: int, output_len: int, ttft_slo: float, tpot_slo: float, *,
+          grid: dict | None = None, gpu_hour_usd: dict | None = None, headroom: float = 1.3,
+          num_requests: int = 600, rel_tol: float = 0.01, workers: int | None = None,
+          progress=None) -> list[Option]:
+    """Plan every option of ``grid`` for ``model``; return them cheapest first (infeasible last).
+
+    The rate search uses ``num_requests`` requests and ``rel_tol`` (coarser than ``plan``'s
+    defaults, to sweep hundreds of options in seconds; re-plan the winner with ``plan.plan``).
+    ``progress(done, total)`` is called after each option. ``workers``: processes (default: the CPU
+    count; 1 runs in this process).
+    """
+    presets.model(model)                                  # fail early on an unknown name
+    prices = dict(GPU_HOUR_USD, **(gpu_hour_usd or {}))
+    todo = options(grid)
+    jobs = [(model, opt, qps, input_len, output_len, ttft_slo, tpot_slo, headroom,
+             prices.get(presets.gpu(opt["gpu"]).name, prices.get(_gpu_key(opt["gpu"]))), num_requests, rel_tol)
+            for opt in todo]
+    workers = os.cpu_count() or 1 if workers is None else workers
+    rows = []
+    if workers > 1 and len(jobs) >= PARALLEL_MIN_OPTIONS:
+        with ProcessPoolExecutor(max_workers=workers) as pool:
+            for row in pool.map(_one, jobs, chunksize=max(1, len(jobs) // (workers * 8))):
+                rows.append(row)
+                if progress:
+                    progress(len(rows), len(jobs))
+    else:
+        for job in jobs:
+            rows.append(_one(job))
+            if progress:
+                progress(len(rows), len(jobs))
+    return sorted(rows, key=lambda r: (not r.feasible, r.usd_per_hour if r.feasible else 0.0,
+                                       r.gpus or 0, str(sorted(r.settings.items()))))
+
+
+def table(rows: list[Option], limit: int | None = None) -> str:
+    """The rows as a fixed-width text table."""
+    head = ["gpu", "tp", "dtype", "gpus", "$/h", "$/1M out", "req/s/inst", "bound / reason"]
+    lines = []
+    for r in rows[:limit]:
+        s = r.settings
+        dtype = s.get("weight_dtype", "bf16") + ("/" + s["kv_dtype"] if s.get("kv_dtype") else "")
+        if r.feasible:
+            lines.append([s["gpu"], str(s.get("tp", 1)), dtype, str(r.gpus), f"{r.usd_per_hour:,.0f}",
+                          f"{r.usd_per_million_output_tokens:.2f}", f"{r.rate_per_instance:.2f}", r.bound])
+        else:
+            lines.append([s["gpu"], str(s.get("tp", 1)), dtype, "-", "-", "-", "-", r.reason[:70]])
+    widths = [max(len(x) for x in col) for col in zip(head, *lines)]
+    fmt = lambda row: "  ".join(x.ljust(w) for x, w in zip(row, widths)).rstrip()   # noqa: E731
+    return "\n".join([fmt(head), fmt(["-" * w for w in widths])] + [fmt(r) for r in lines])
+
+
+def _gpu_key(name: str) -> str:
+    return presets._resolve("gpu", name, presets.GPUS)
+
+
+def _one(job) -> Option:
+    model, opt, qps, input_len, output_len, ttft_slo, tpot_slo, headroom, price, num_requests, rel_tol = job
+    settings = dict(opt)
+    kwargs = {k: v for k, v in opt.items() if k != "gpu"}
+    try:
+        setup = presets.instance(model, opt["gpu"], **kwargs)
+        if price is None:
+            raise ValueError(f"no price for GPU {opt['gpu']!r}: pass gpu_hour_usd={{...}}")
+        p = plan(qps, setup, input_len, output_len, ttft_slo, tpot_slo, gpus_per_instance=kwargs.get("tp", 1),
+                 headroom=headroom, gpu_hour_usd=price, num_requests=num_requests, rel_tol=rel_tol)
+    except (ValueError, BracketError) as e:
+        return Option(settings, False, None, None, None, None, None, str(e))
+    return Option(settings, True, p.gpus, p.usd_per_hour, p.usd_per_million_output_tokens,
+                  p.rate_per_instance, p.bound)

@@ -1,0 +1,78 @@
+"""The fidelity terms: per-token communication time, kept exact against the plain loop."""
+
+import numpy as np
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from reference import reference_run
+from sim import Setup, lengths, presets, run, simulate, workload
+from sim.sweep import sweep
+
+FAST = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+@FAST
+@given(comm=st.sampled_from([1e-7, 1e-5, 3.3e-4]), n=st.integers(1, 25), seed=st.integers(0, 99),
+       budget=st.integers(1, 64), seqs=st.integers(1, 10), load=st.floats(0.01, 50),
+       closed=st.booleans())
+def test_comm_term_matches_reference(comm, n, seed, budget, seqs, load, closed):
+    setup = Setup(params=1e9, weight_bytes=1e9, kv_bytes_per_token=4096, kv_capacity_tokens=600,
+                  peak_flops=1e14, bandwidth=1e12, step_overhead=1e-4, max_num_batched_tokens=budget,
+                  max_num_seqs=seqs, comm_s_per_token=comm)
+    inp, out = lengths.uniform(1, 60), lengths.lognormal(30, 1.0, high=200)
+    if closed:
+        w = workload.closed_loop(3, n, inp, out, think_s=0.01, seed=seed)
+        ref = reference_run(setup, None, w.input_len, w.output_len, closed_loop=(3, 0.01))
+    else:
+        w = workload.poisson(load / setup.step_time(budget, 0), n, inp, out, seed=seed)
+        ref = reference_run(setup, w.arrival, w.input_len, w.output_len)
+    res = run(setup, w)
+    assert np.array_equal(res.first_token, [r.first_token for r in ref])
+    assert np.array_equal(res.finish, [r.finish for r in ref])
+    assert np.allclose(res.steps.duration.sum(), sum(
+        setup.step_time(t, c) for t, c in zip(res.steps.tokens.tolist(), res.steps.context.tolist())))
+
+
+def test_long_quiet_runs_take_the_vectorized_path_exactly():
+    setup = Setup(params=1e9, weight_bytes=1e9, kv_bytes_per_token=4096, kv_capacity_tokens=100000,
+                  peak_flops=1e14, bandwidth=1e12, comm_s_per_token=2e-5)
+    w = workload.offline(8, 10, 400)
+    ref = reference_run(setup, w.arrival, w.input_len, w.output_len)
+    assert np.array_equal(run(setup, w).finish, [r.finish for r in ref])
+
+
+def test_zero_comm_is_the_handbook_rule():
+    base = Setup(params=7e9, weight_bytes=14e9, kv_bytes_per_token=131072, kv_capacity_tokens=200000)
+    assert base.comm_s_per_token == 0
+    assert base.step_time(100, 5000) == max(2 * 7e9 * 100 / (989e12 * 0.5), (14e9 + 131072 * 5000) / 3.35e12) + 0.5e-3
+    a = simulate(base, 5.0, 200, 300, 50)
+    b = simulate(base.replace(comm_s_per_token=1e-5), 5.0, 200, 300, 50)
+    assert (b.finish - b.arrival).mean() > (a.finish - a.arrival).mean() and b.finish.max() > a.finish.max()
+
+
+def test_tp_communication_grows_with_tp_and_shrinks_with_faster_links():
+    s2 = presets.instance("llama-3-70b", "h100-sxm", tp=2, weight_dtype="fp8")
+    s8 = presets.instance("llama-3-70b", "h100-sxm", tp=8, weight_dtype="fp8")
+    assert 0 < s2.comm_s_per_token < s8.comm_s_per_token
+    b8 = presets.instance("llama-3-70b", "b200", tp=8, weight_dtype="fp8")
+    assert b8.comm_s_per_token < s8.comm_s_per_token
+
+
+def test_more_qps_never_needs_fewer_gpus_in_a_sweep():
+    grid = {"gpu": ["h100-sxm"], "tp": [1, 2], "weight_dtype": ["fp8"]}
+    gpus = []
+    for qps in (5, 20, 80):
+        rows = sweep("llama-3-8b", qps, 500, 100, 1.0, 0.05, grid=grid, workers=1, num_requests=300)
+        gpus.append(rows[0].gpus)
+    assert gpus == sorted(gpus)
+
+
+def test_validation_table_is_well_formed():
+    import csv
+    from pathlib import Path
+    path = Path(__file__).parent / "validation" / "mlperf_llama2_70b.csv"
+    with path.open() as f:
+        rows = list(csv.DictReader(f))
+    assert rows and all(r["source"].startswith("https://") and float(r["published_tokens_s"]) > 0 for r in rows)
+    for r in rows:
+        presets.gpu(r["gpu"])
