@@ -64,6 +64,7 @@ def run_requests(setup: Setup, arrival: Sequence[float] | None, input_len: Seque
     two_p, flops = 2 * setup.params, setup.peak_flops * setup.mfu
     w_bytes, kv_bytes, bw, overhead = setup.weight_bytes, setup.kv_bytes_per_token, setup.bandwidth, setup.step_overhead
     comm = setup.comm_s_per_token       # seconds per computed token (0: the handbook's rule)
+    keep, serial = 1 - setup.kv_serial, setup.kv_serial   # KV read under the max / after it (1, 0: handbook)
 
     now = 0.0
     step = 0                    # index of the next step
@@ -99,12 +100,12 @@ def run_requests(setup: Setup, arrival: Sequence[float] | None, input_len: Seque
                 comm_d = comm * decoders
                 if quiet >= VECTOR_MIN_STEPS:
                     t, c, k = _quiet_run_vectorized(now, context, decoders, quiet, limit, compute,
-                                                    w_bytes, kv_bytes, bw, overhead, comm_d)
+                                                    w_bytes, kv_bytes, bw, overhead, comm_d, keep, serial)
                 else:
                     t, c, k = now, context, 0
                     while k < quiet:
-                        memory = (w_bytes + kv_bytes * c) / bw
-                        t += max(compute, memory) + overhead + comm_d
+                        memory = (w_bytes + kv_bytes * c * keep) / bw
+                        t += max(compute, memory) + kv_bytes * c * serial / bw + overhead + comm_d
                         c += decoders
                         k += 1
                         if limit <= t:
@@ -146,7 +147,8 @@ def run_requests(setup: Setup, arrival: Sequence[float] | None, input_len: Seque
 
         log_start.append(now); log_tokens.append(tokens); log_ctx0.append(context)
         log_grow.append(0); log_dec.append(decoders); log_count.append(1)
-        now += max(two_p * tokens / flops, (w_bytes + kv_bytes * context) / bw) + overhead + comm * tokens
+        now += (max(two_p * tokens / flops, (w_bytes + kv_bytes * context * keep) / bw)
+                + kv_bytes * context * serial / bw + overhead + comm * tokens)
         context += tokens
 
         freed = []
@@ -179,7 +181,7 @@ def run_requests(setup: Setup, arrival: Sequence[float] | None, input_len: Seque
 
 
 def _quiet_run_vectorized(now, context, decoders, quiet, limit, compute, w_bytes, kv_bytes, bw,
-                          overhead, comm_d=0.0):
+                          overhead, comm_d=0.0, keep=1.0, serial=0.0):
     """The tight loop's result for a long quiet run, in numpy with the same float operations.
 
     Step j computes ``decoders`` tokens over ``context + decoders * j``; the run stops after step
@@ -189,10 +191,10 @@ def _quiet_run_vectorized(now, context, decoders, quiet, limit, compute, w_bytes
     steps = quiet
     if limit != math.inf:
         # Steps only lengthen within a run, so the first one's length bounds how many fit before limit.
-        first = max(compute, (w_bytes + kv_bytes * context) / bw) + overhead + comm_d
+        first = max(compute, (w_bytes + kv_bytes * context * keep) / bw) + kv_bytes * context * serial / bw + overhead + comm_d
         steps = max(1, min(quiet, int((limit - now) / first) + 2))
     ctx = context + decoders * np.arange(steps, dtype=np.int64)
-    duration = np.maximum(compute, (w_bytes + kv_bytes * ctx) / bw) + overhead + comm_d
+    duration = np.maximum(compute, (w_bytes + kv_bytes * ctx * keep) / bw) + kv_bytes * ctx * serial / bw + overhead + comm_d
     ends = np.cumsum(np.concatenate(([now], duration)))[1:]
     k = steps
     if limit != math.inf:
@@ -209,8 +211,9 @@ def _expand_steps(setup: Setup, start, tokens, ctx0, grow, dec, count) -> StepLo
     tokens = np.asarray(tokens, dtype=np.int64)[run_of_step]
     context = np.asarray(ctx0, dtype=np.int64)[run_of_step] + np.asarray(grow, dtype=np.int64)[run_of_step] * offset
     compute = 2 * setup.params * tokens / (setup.peak_flops * setup.mfu)
-    memory = (setup.weight_bytes + setup.kv_bytes_per_token * context) / setup.bandwidth
-    duration = np.maximum(compute, memory) + setup.step_overhead + setup.comm_s_per_token * tokens
+    memory = (setup.weight_bytes + setup.kv_bytes_per_token * context * (1 - setup.kv_serial)) / setup.bandwidth
+    serial = setup.kv_bytes_per_token * context * setup.kv_serial / setup.bandwidth
+    duration = np.maximum(compute, memory) + serial + setup.step_overhead + setup.comm_s_per_token * tokens
     return StepLog(duration=duration, tokens=tokens, context=context,
                    decoders=np.asarray(dec, dtype=np.int64)[run_of_step],
                    start=lambda: _step_starts(start, count, duration))

@@ -26,6 +26,10 @@ class Setup:
     max_num_seqs            most requests running at once
     comm_s_per_token        seconds added per token the step computes (tensor-parallel all-reduces
                             move each token's activations between GPUs); 0 in the handbook's model
+    kv_serial               fraction of the KV-cache read that runs after the matmuls instead of
+                            under them, in [0, 1]: attention kernels stream the KV cache between
+                            the GEMMs, so their time adds to the step (1) rather than hiding under
+                            the compute bound (0, the handbook's roofline)
     """
 
     params: float
@@ -39,6 +43,7 @@ class Setup:
     max_num_batched_tokens: int = 8192
     max_num_seqs: int = 256
     comm_s_per_token: float = 0.0
+    kv_serial: float = 0.0
 
     def __post_init__(self) -> None:
         for f in fields(self):
@@ -52,6 +57,8 @@ class Setup:
         _whole_at_least(self, 1, "kv_capacity_tokens", "max_num_batched_tokens", "max_num_seqs")
         if not 0 < self.mfu <= 1:
             raise ValueError(f"Setup.mfu must be in (0, 1], got {self.mfu!r}")
+        if not 0 <= self.kv_serial <= 1:
+            raise ValueError(f"Setup.kv_serial must be in [0, 1], got {self.kv_serial!r}")
 
     def replace(self, **changes) -> "Setup":
         """A copy with some fields changed (checked like a new Setup)."""
@@ -67,11 +74,14 @@ class Setup:
 
         The roofline: the slower of the matmul FLOPs at ``mfu`` of peak and reading the weights
         plus the whole KV cache once, then the fixed overhead, then the communication time of the
-        step's tokens (``comm_s_per_token``; with 0 the sum is exactly the handbook's).
+        step's tokens (``comm_s_per_token``). With ``kv_serial`` = s, only (1 - s) of the KV read
+        sits inside the roofline's max and the rest is added after it (the attention kernels run
+        between the GEMMs). With both 0 the result is exactly the handbook's, bit for bit.
         """
         compute = 2 * self.params * tokens / (self.peak_flops * self.mfu)
-        memory = (self.weight_bytes + self.kv_bytes_per_token * context) / self.bandwidth
-        return max(compute, memory) + self.step_overhead + self.comm_s_per_token * tokens
+        memory = (self.weight_bytes + self.kv_bytes_per_token * context * (1 - self.kv_serial)) / self.bandwidth
+        serial = self.kv_bytes_per_token * context * self.kv_serial / self.bandwidth
+        return max(compute, memory) + serial + self.step_overhead + self.comm_s_per_token * tokens
 
 
 def _positive(setup: Setup, *names: str) -> None:

@@ -74,7 +74,7 @@ def sweep(model: str, qps: float, input_len: int, output_len: int, ttft_slo: flo
     jobs = [(model, opt, qps, input_len, output_len, ttft_slo, tpot_slo, headroom,
              prices.get(presets.gpu(opt["gpu"]).name, prices.get(_gpu_key(opt["gpu"]))), num_requests, rel_tol)
             for opt in todo]
-    workers = os.cpu_count() or 1 if workers is None else workers
+    workers = (os.cpu_count() or 1) if workers is None else workers
     rows = []
     if workers > 1 and len(jobs) >= PARALLEL_MIN_OPTIONS:
         with ProcessPoolExecutor(max_workers=workers) as pool:

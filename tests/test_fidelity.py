@@ -1,6 +1,8 @@
-"""The fidelity terms: per-token communication time, kept exact against the plain loop."""
+"""The fidelity terms: per-token communication time and the serialized KV read, kept exact against
+the plain loop."""
 
 import numpy as np
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -12,13 +14,14 @@ FAST = settings(max_examples=40, deadline=None, suppress_health_check=[HealthChe
 
 
 @FAST
-@given(comm=st.sampled_from([1e-7, 1e-5, 3.3e-4]), n=st.integers(1, 25), seed=st.integers(0, 99),
-       budget=st.integers(1, 64), seqs=st.integers(1, 10), load=st.floats(0.01, 50),
-       closed=st.booleans())
-def test_comm_term_matches_reference(comm, n, seed, budget, seqs, load, closed):
-    setup = Setup(params=1e9, weight_bytes=1e9, kv_bytes_per_token=4096, kv_capacity_tokens=600,
+@given(comm=st.sampled_from([0.0, 1e-7, 1e-5, 3.3e-4]), serial=st.sampled_from([0.0, 0.3, 1.0]),
+       n=st.integers(1, 25), seed=st.integers(0, 99), budget=st.integers(1, 64), seqs=st.integers(1, 10),
+       load=st.floats(0.01, 50), closed=st.booleans())
+def test_fidelity_terms_match_reference(comm, serial, n, seed, budget, seqs, load, closed):
+    # kv_bytes_per_token is large enough that the KV read matters next to the weights.
+    setup = Setup(params=1e9, weight_bytes=1e9, kv_bytes_per_token=4e6, kv_capacity_tokens=600,
                   peak_flops=1e14, bandwidth=1e12, step_overhead=1e-4, max_num_batched_tokens=budget,
-                  max_num_seqs=seqs, comm_s_per_token=comm)
+                  max_num_seqs=seqs, comm_s_per_token=comm, kv_serial=serial)
     inp, out = lengths.uniform(1, 60), lengths.lognormal(30, 1.0, high=200)
     if closed:
         w = workload.closed_loop(3, n, inp, out, think_s=0.01, seed=seed)
@@ -34,11 +37,26 @@ def test_comm_term_matches_reference(comm, n, seed, budget, seqs, load, closed):
 
 
 def test_long_quiet_runs_take_the_vectorized_path_exactly():
-    setup = Setup(params=1e9, weight_bytes=1e9, kv_bytes_per_token=4096, kv_capacity_tokens=100000,
-                  peak_flops=1e14, bandwidth=1e12, comm_s_per_token=2e-5)
-    w = workload.offline(8, 10, 400)
-    ref = reference_run(setup, w.arrival, w.input_len, w.output_len)
-    assert np.array_equal(run(setup, w).finish, [r.finish for r in ref])
+    for serial in (0.0, 0.5, 1.0):
+        setup = Setup(params=1e9, weight_bytes=1e9, kv_bytes_per_token=4e5, kv_capacity_tokens=100000,
+                      peak_flops=1e14, bandwidth=1e12, comm_s_per_token=2e-5, kv_serial=serial)
+        w = workload.offline(8, 10, 400)
+        ref = reference_run(setup, w.arrival, w.input_len, w.output_len)
+        res = run(setup, w)
+        assert np.array_equal(res.finish, [r.finish for r in ref])
+        assert np.array_equal(res.steps.duration, [setup.step_time(t, c) for t, c in
+                                                   zip(res.steps.tokens.tolist(), res.steps.context.tolist())])
+
+
+def test_serial_kv_adds_the_kv_read_after_the_compute_bound():
+    s = Setup(params=7e9, weight_bytes=14e9, kv_bytes_per_token=131072, kv_capacity_tokens=200000)
+    compute, kv = 2 * 7e9 * 4000 / (989e12 * 0.5), 131072 * 50000 / 3.35e12
+    assert s.step_time(4000, 50000) == max(compute, 14e9 / 3.35e12 + kv) + 0.5e-3      # handbook
+    full = s.replace(kv_serial=1.0).step_time(4000, 50000)
+    assert full == pytest.approx(max(compute, 14e9 / 3.35e12) + kv + 0.5e-3)
+    assert full > s.step_time(4000, 50000) and s.replace(kv_serial=0.5).step_time(4000, 50000) < full
+    with pytest.raises(ValueError, match="kv_serial"):
+        s.replace(kv_serial=1.5)
 
 
 def test_zero_comm_is_the_handbook_rule():
@@ -51,9 +69,19 @@ def test_zero_comm_is_the_handbook_rule():
 
 
 def test_tp_communication_grows_with_tp_and_shrinks_with_faster_links():
+    # A ring (no in-switch reduction: A100) moves 2 (tp-1)/tp of the data per GPU each way.
+    a2 = presets.instance("llama-3-8b", "a100-80gb", tp=2)
+    a8 = presets.instance("llama-3-8b", "a100-80gb", tp=8)
+    assert a8.comm_s_per_token == pytest.approx(a2.comm_s_per_token * (2 * 7 / 8) / (2 * 1 / 2))
+    # NVSwitch with in-switch reduction (H100): the data once each way, whatever tp; its share of a
+    # token's time still grows with tp, as the compute per GPU shrinks.
     s2 = presets.instance("llama-3-70b", "h100-sxm", tp=2, weight_dtype="fp8")
     s8 = presets.instance("llama-3-70b", "h100-sxm", tp=8, weight_dtype="fp8")
-    assert 0 < s2.comm_s_per_token < s8.comm_s_per_token
+    assert 0 < s2.comm_s_per_token == s8.comm_s_per_token
+
+    def share(s):
+        return s.comm_s_per_token / (2 * s.params / (s.peak_flops * s.mfu))
+    assert share(s2) < share(s8)
     b8 = presets.instance("llama-3-70b", "b200", tp=8, weight_dtype="fp8")
     assert b8.comm_s_per_token < s8.comm_s_per_token
 

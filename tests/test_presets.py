@@ -25,7 +25,7 @@ def test_chapter_instance_within_a_thousandth():
     for field in ("params", "weight_bytes", "kv_bytes_per_token", "kv_capacity_tokens", "peak_flops",
                   "bandwidth", "mfu", "step_overhead", "max_num_batched_tokens", "max_num_seqs"):
         assert getattr(s, field) == pytest.approx(getattr(CHAPTER, field), rel=1e-3), field
-    assert s.kv_bytes_per_token == 163840 and s.comm_s_per_token == 0
+    assert s.kv_bytes_per_token == 163840 and s.comm_s_per_token == 0 and s.kv_serial == 0
 
 
 def test_chapter_plan_from_presets_prints_the_chapter_figures():
@@ -143,3 +143,26 @@ def test_more_bandwidth_never_worsens_low_load_tpot():
         s = presets.instance("llama-3-8b", "h100-sxm", bandwidth_util=util)
         tpots.append(float(simulate(s, 1.0, 30, 500, 100).tpot.mean()))
     assert tpots == sorted(tpots, reverse=True) and tpots[0] > tpots[-1]
+
+
+def test_calibrated_defaults_and_the_handbook_rule():
+    s = presets.instance("llama-2-70b", "h200", weight_dtype="fp8")
+    assert (s.mfu, s.kv_serial) == (presets.MFU, presets.KV_SERIAL) == (0.7, 1.0)
+    assert s.bandwidth == pytest.approx(4.8e12 * presets.BANDWIDTH_UTIL) and presets.BANDWIDTH_UTIL == 0.75
+    # Passing step_overhead selects the handbook's rule (KV under the max, no per-token comm) ...
+    h = presets.instance("llama-2-70b", "h200", tp=2, weight_dtype="fp8", step_overhead=1e-3)
+    assert h.kv_serial == 0 and h.comm_s_per_token == 0
+    # ... unless the terms are given too.
+    g = presets.instance("llama-2-70b", "h200", tp=2, weight_dtype="fp8", step_overhead=1e-3,
+                         kv_serial=0.5, comm_s_per_token=1e-6)
+    assert (g.kv_serial, g.comm_s_per_token) == (0.5, 1e-6)
+
+
+def test_in_switch_reduction_sends_the_data_once():
+    m = MODELS["llama-3-70b"]
+    data = 2 * 80 * 8192 * presets.ACTIVATION_BYTES
+    for gpu, tp, share in (("h100-sxm", 2, 1.0), ("h100-sxm", 8, 1.0), ("a100-80gb", 8, 1.75),
+                           ("a100-80gb", 4, 1.5), ("mi300x", 8, 1.75)):
+        g = GPUS[gpu]
+        assert presets.allreduce_s_per_token(m, g, tp) == pytest.approx(
+            data * share / (g.interconnect / 2 * presets.LINK_UTIL)), (gpu, tp)

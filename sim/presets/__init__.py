@@ -15,15 +15,42 @@ How each Setup field is derived (every one can be overridden by keyword):
 - ``peak_flops``: tp x the GPU's dense FLOP/s in the weights' dtype (FP8 weights: FP8 matmuls);
   ``mfu``: the fraction of it the step's matmuls reach (default ``MFU``);
 - ``bandwidth``: tp x HBM bandwidth x ``bandwidth_util`` (default ``BANDWIDTH_UTIL``);
+- ``kv_serial``: the fraction of the KV-cache read added after the compute bound instead of hidden
+  under it (default ``KV_SERIAL``: attention kernels run between the GEMMs);
 - ``step_overhead``: ``BASE_OVERHEAD_S`` (scheduling, launches) plus, with tp > 1, two all-reduces
   per layer at ``ALLREDUCE_LATENCY_S`` each; ``comm_s_per_token``: the same all-reduces' data, each
-  token's hidden state in BF16, over a ring (2 (tp-1)/tp of it per GPU) at ``LINK_UTIL`` of one
-  direction of the GPU's link.
+  token's hidden state in BF16, at ``LINK_UTIL`` of one direction of the GPU's link: a ring moves
+  2 (tp-1)/tp of it per GPU each way, an NVSwitch that reduces in the switch (``GPU.nvls``) once.
 
-Passing ``step_overhead`` gives the whole per-step overhead, TP communication included (as the
-chapter's 1.5 ms does): no per-token communication is added then unless ``comm_s_per_token`` is given
-too. So ``instance("llama-3-70b", "h100-sxm", tp=8, weight_dtype="fp8", kv_dtype="fp8", mfu=0.4,
-step_overhead=1.5e-3, bandwidth_util=1.0)`` is the chapter's instance.
+Passing ``step_overhead`` selects the handbook's step rule: the given overhead is the whole per-step
+overhead, TP communication included (as the chapter's 1.5 ms is), so no per-token communication is
+added unless ``comm_s_per_token`` is given too, and the KV read stays under the roofline's max
+(``kv_serial`` 0) unless ``kv_serial`` is given too. So ``instance("llama-3-70b", "h100-sxm", tp=8,
+weight_dtype="fp8", kv_dtype="fp8", mfu=0.4, step_overhead=1.5e-3, bandwidth_util=1.0)`` is the
+chapter's instance.
+
+Calibration of the defaults (no constant is fitted to a benchmark row):
+
+- ``MFU = 0.7``: large GEMMs on one H200 measured 0.70-0.79 of dense BF16 peak and 0.69-0.75 of
+  dense FP8 peak (``torch._scaled_mm``), 0.60-0.67 at 256 rows (benchmarks/gpu/README.md,
+  h200-2026-11-30.json); serving engines fuse the elementwise work around them. Peaks are the
+  datasheets' dense figures (sim/presets/gpus.py).
+- ``BANDWIDTH_UTIL = 0.75``: a whole graph-captured decode step of 8 Llama-70B-shaped layers read
+  weights + KV at 0.74-0.76 of the 4.8 TB/s datasheet, and skinny decode GEMMs streamed weights at
+  0.70-0.79 (same measurements).
+- ``KV_SERIAL = 1.0``: attention streams the KV cache between the GEMMs, so its time adds. The same
+  8-layer decode step, graph-captured, at (batch, context) = (128, 2048), (256, 1024), (256, 2048),
+  (256, 4096), (512, 1024), (512, 2048), (128, 8192) took 6.23, 8.11, 10.03, 13.60, 15.49, 18.68,
+  11.89 ms (tests/validation/h200_decode_steps.json); with MFU 0.7 and 0.75 of 4.8 TB/s the KV
+  read added after the GEMMs predicts them within -8 % to +12 % (mean |error| 6 %), the KV read
+  hidden under the compute bound (the handbook's max) within -35 % to +12 % (mean 17 %).
+- ``BASE_OVERHEAD_S = 1 ms``: scheduling and sampling on the host per step; CUDA graphs remove the
+  launch cost (measured ~20 us per layer eager vs graph).
+- ``ALLREDUCE_LATENCY_S``, ``LINK_UTIL``: NVLink all-reduces of a few MB reach roughly 0.7-0.8 of
+  the link in NCCL's bus-bandwidth terms; with in-switch reduction each GPU's traffic is its data
+  once each way, about half a ring's at tp = 8. Engines may overlap part of it; none is assumed.
+
+tests/validation/README.md compares the result with published MLPerf Inference results.
 """
 
 from __future__ import annotations
@@ -39,10 +66,12 @@ from sim.setup import Setup
 DTYPE_BYTES = {"bf16": 2, "fp16": 2, "fp8": 1}
 MAX_TP = 8                    # one node: the GPU-to-GPU link modelled is the node's (NVLink, IF, PCIe)
 
-# Efficiency factors of the default (calibrated) preset: see tests/validation/README.md.
-MFU = 0.5                     # fraction of dense peak reached by the step's matmuls
-BANDWIDTH_UTIL = 0.85         # fraction of HBM bandwidth reached by the weight and KV reads
-BASE_OVERHEAD_S = 1.0e-3      # scheduling and kernel launches per step
+# Efficiency factors of the default (calibrated) preset, from measurements on one H200
+# (benchmarks/gpu/README.md); see the module docstring and tests/validation/README.md.
+MFU = 0.7                     # fraction of dense peak reached by the step's matmuls
+BANDWIDTH_UTIL = 0.75         # fraction of HBM bandwidth reached by the weight and KV reads
+KV_SERIAL = 1.0               # fraction of the KV read that adds to the step after the matmuls
+BASE_OVERHEAD_S = 1.0e-3      # scheduling and sampling per step (CUDA graphs: no launch cost)
 ALLREDUCE_LATENCY_S = 8e-6    # fixed cost of one small all-reduce
 LINK_UTIL = 0.7               # fraction of one link direction an all-reduce reaches
 ACTIVATION_BYTES = 2          # all-reduces carry BF16 activations
@@ -65,7 +94,8 @@ def gpu(name: str) -> GPU:
 def instance(model_name: str, gpu_name: str, *, tp: int = 1, weight_dtype: str = "bf16",
              kv_dtype: str | None = None, mem_util: float = 0.9, mfu: float | None = None,
              bandwidth_util: float | None = None, step_overhead: float | None = None,
-             comm_s_per_token: float | None = None, max_num_batched_tokens: int = 8192,
+             comm_s_per_token: float | None = None, kv_serial: float | None = None,
+             max_num_batched_tokens: int = 8192,
              max_num_seqs: int = 512, **overrides) -> Setup:
     """A ``Setup`` for ``model_name`` served with tensor parallelism ``tp`` on ``gpu_name`` GPUs.
 
@@ -105,14 +135,19 @@ def instance(model_name: str, gpu_name: str, *, tp: int = 1, weight_dtype: str =
         step_overhead = BASE_OVERHEAD_S + (2 * m.layers * ALLREDUCE_LATENCY_S if tp > 1 else 0.0)
         if comm_s_per_token is None:
             comm_s_per_token = allreduce_s_per_token(m, g, tp)
-    elif comm_s_per_token is None:
-        comm_s_per_token = 0.0                    # the given overhead stands for the communication
+        if kv_serial is None:
+            kv_serial = KV_SERIAL
+    else:                                         # the handbook's rule, as in the chapter
+        if comm_s_per_token is None:
+            comm_s_per_token = 0.0                # the given overhead stands for the communication
+        if kv_serial is None:
+            kv_serial = 0.0
 
     values = dict(params=float(m.active_params), weight_bytes=float(weight_bytes),
                   kv_bytes_per_token=float(kv_bytes), kv_capacity_tokens=kv_capacity, peak_flops=peak,
                   bandwidth=tp * g.bandwidth * bandwidth_util, mfu=MFU if mfu is None else mfu,
                   step_overhead=step_overhead, max_num_batched_tokens=max_num_batched_tokens,
-                  max_num_seqs=max_num_seqs, comm_s_per_token=comm_s_per_token)
+                  max_num_seqs=max_num_seqs, comm_s_per_token=comm_s_per_token, kv_serial=kv_serial)
     known = {f.name for f in fields(Setup)}
     unknown = set(overrides) - known
     if unknown:
@@ -133,11 +168,13 @@ def kv_bytes_per_token(m: Model, tp: int, kv_dtype: str) -> int:
 
 
 def allreduce_s_per_token(m: Model, g: GPU, tp: int) -> float:
-    """Seconds of ring all-reduce traffic per token: 2 per layer of the BF16 hidden state."""
+    """Seconds of all-reduce traffic per token: 2 per layer of the BF16 hidden state, each moving
+    2 (tp-1)/tp of it per GPU each way over a ring, or once with in-switch reduction (``g.nvls``)."""
     if tp == 1:
         return 0.0
     data = 2 * m.layers * m.hidden * ACTIVATION_BYTES
-    return data * 2 * (tp - 1) / tp / (g.interconnect / 2 * LINK_UTIL)
+    share = min(1.0, 2 * (tp - 1) / tp) if g.nvls else 2 * (tp - 1) / tp
+    return data * share / (g.interconnect / 2 * LINK_UTIL)
 
 
 def _resolve(kind: str, name, table: dict) -> str:

@@ -2,7 +2,10 @@
 
 Figures are per GPU and *dense* (the datasheets' headline tensor numbers are "with sparsity", twice
 these). ``interconnect`` is the vendor's per-GPU aggregate link bandwidth (both directions together,
-bytes/s); one direction carries half of it. The numbers were taken from the documents named in the
+bytes/s); one direction carries half of it. ``nvls``: the GPUs sit on NVSwitches that reduce in the
+switch (NVLink SHARP, third-generation NVSwitch and later: HGX H100/H200, HGX B200), so an all-reduce
+sends each GPU's data into the switch once and gets the sum back once, instead of a ring's
+2 (tp - 1) / tp of it each way. The numbers were taken from the documents named in the
 comments, from the author's knowledge of them (no network access while writing); check them against
 the current datasheets before relying on them for a purchase.
 """
@@ -24,6 +27,7 @@ class GPU:
     memory: float                # memory, bytes
     interconnect: float          # GPU-to-GPU bandwidth, bytes/s, both directions together
     source: str
+    nvls: bool = False           # in-switch all-reduce (NVLink SHARP) available
 
     def flops(self, dtype: str) -> float:
         """Dense tensor FLOP/s for matmuls in ``dtype`` ("bf16" or "fp8")."""
@@ -43,16 +47,17 @@ GPUS = {
     # NVIDIA H100 Tensor Core GPU datasheet, H100 SXM: BF16 1,979 TFLOPS and FP8 3,958 TFLOPS with
     # sparsity (989.5 / 1,979 dense), HBM3 3.35 TB/s, 80 GB, NVLink 900 GB/s.
     "h100-sxm": GPU("H100 SXM", 989.5 * T, 1979 * T, 3.35e12, 80 * GB, 900 * GB,
-                    "https://www.nvidia.com/en-us/data-center/h100/ (H100 datasheet)"),
+                    "https://www.nvidia.com/en-us/data-center/h100/ (H100 datasheet)", nvls=True),
     # NVIDIA H200 Tensor Core GPU datasheet, H200 SXM: same tensor cores as H100 SXM (BF16 989.5,
     # FP8 1,979 TFLOPS dense), HBM3e 141 GB at 4.8 TB/s, NVLink 900 GB/s.
     "h200": GPU("H200 SXM", 989.5 * T, 1979 * T, 4.8e12, 141 * GB, 900 * GB,
-                "https://www.nvidia.com/en-us/data-center/h200/ (H200 datasheet)"),
+                "https://www.nvidia.com/en-us/data-center/h200/ (H200 datasheet)", nvls=True),
     # NVIDIA HGX B200 / DGX B200 specifications, per GPU: FP8 9 PFLOPS and BF16 4.5 PFLOPS with
     # sparsity (4.5 / 2.25 dense), 180 GB HBM3e (1,440 GB per 8-GPU DGX B200) at 8 TB/s,
     # fifth-generation NVLink 1.8 TB/s.
     "b200": GPU("B200 SXM", 2250 * T, 4500 * T, 8e12, 180 * GB, 1800 * GB,
-                "https://www.nvidia.com/en-us/data-center/hgx/ and https://www.nvidia.com/en-us/data-center/dgx-b200/"),
+                "https://www.nvidia.com/en-us/data-center/hgx/ and https://www.nvidia.com/en-us/data-center/dgx-b200/",
+                nvls=True),
     # NVIDIA L40S datasheet: BF16 362.05 TFLOPS and FP8 733 TFLOPS dense (733 / 1,466 with
     # sparsity), 48 GB GDDR6 at 864 GB/s, no NVLink: PCIe Gen4 x16, 64 GB/s both directions.
     "l40s": GPU("L40S", 362.05 * T, 733 * T, 864 * GB, 48 * GB, 64 * GB,
