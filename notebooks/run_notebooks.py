@@ -32,6 +32,7 @@ def execute(path: Path) -> float:
     nb.metadata.pop("widgets", None)
     start = time.perf_counter()
     client = NotebookClient(nb, timeout=TIMEOUT_S, kernel_name="python3", store_widget_state=True,
+                            record_timing=False,   # no per-cell timestamps: reruns diff only where outputs change
                             resources={"metadata": {"path": str(HERE)}})
     client.execute()
     elapsed = time.perf_counter() - start

@@ -35,7 +35,7 @@ import numpy as np
 from sim.result import SimResult, StepLog
 from sim.setup import Setup
 
-VECTOR_MIN_STEPS = 48        # quiet runs at least this long are advanced with numpy
+VECTOR_MIN_STEPS = 128       # quiet runs at least this long are advanced with numpy (measured crossover)
 
 
 def run_requests(setup: Setup, arrival: Sequence[float] | None, input_len: Sequence[int],
@@ -105,7 +105,8 @@ def run_requests(setup: Setup, arrival: Sequence[float] | None, input_len: Seque
                     t, c, k = now, context, 0
                     while k < quiet:
                         memory = (w_bytes + kv_bytes * c * keep) / bw
-                        t += max(compute, memory) + kv_bytes * c * serial / bw + overhead + comm_d
+                        # max(compute, memory), spelled out: a builtin call costs more than the step
+                        t += (memory if memory > compute else compute) + kv_bytes * c * serial / bw + overhead + comm_d
                         c += decoders
                         k += 1
                         if limit <= t:
