@@ -142,11 +142,8 @@ def cmd_judge(ctx, args) -> int:
     problem = ctx.problem(args.problem)
     if problem is None:
         return 2
-    path, created = workspace.start(problem, ctx.ws)
+    path, created = _start(ctx, problem)
     if created:
-        ctx.out(_statement(problem, ctx.lang))
-        ctx.out()
-        ctx.out(t("cli.started", ctx.lang, path=_rel(path), cmd=_cmd("", problem.id).replace("  ", " ")))
         return 2
     return _run_judge(ctx, problem, path, args.examples, args)
 
@@ -163,14 +160,20 @@ def cmd_start(ctx, args) -> int:
     problem = ctx.problem(args.problem)
     if problem is None:
         return 2
+    path, created = _start(ctx, problem)
+    if not created:
+        ctx.out(t("cli.exists", ctx.lang, path=_rel(path)))
+    return 0
+
+
+def _start(ctx, problem):
+    """Copy the starter into the workspace if it is not there; on a fresh copy show the statement."""
     path, created = workspace.start(problem, ctx.ws)
     if created:
         ctx.out(_statement(problem, ctx.lang))
         ctx.out()
         ctx.out(t("cli.started", ctx.lang, path=_rel(path), cmd=_cmd("", problem.id).replace("  ", " ")))
-    else:
-        ctx.out(t("cli.exists", ctx.lang, path=_rel(path)))
-    return 0
+    return path, created
 
 
 def cmd_reset(ctx, args) -> int:
