@@ -40,9 +40,8 @@ def shares(setup: Setup, result: SimResult) -> dict:
     if busy <= 0 or len(steps) == 0:
         return {"compute": 0.0, "memory": 1.0, "kv_at_limit": 0.0, "seqs_at_limit": 0.0,
                 "kv_peak": 0.0, "seqs_peak": 0.0}
-    compute = 2 * setup.params * steps.tokens / (setup.peak_flops * setup.mfu)
-    memory = (setup.weight_bytes + setup.kv_bytes_per_token * steps.context) / setup.bandwidth
-    compute_share = float(duration[compute >= memory].sum()) / busy
+    compute, memory, serial = setup.roofline_terms(steps.tokens, steps.context)
+    compute_share = float(duration[compute >= memory + serial].sum()) / busy   # FLOPs vs all memory traffic
 
     # Requests past their first token at each step's start, and the KV they reserve.
     reserve = (result.input_len + result.output_len).astype(float)

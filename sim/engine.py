@@ -65,6 +65,7 @@ def run_requests(setup: Setup, arrival: Sequence[float] | None, input_len: Seque
     w_bytes, kv_bytes, bw, overhead = setup.weight_bytes, setup.kv_bytes_per_token, setup.bandwidth, setup.step_overhead
     comm = setup.comm_s_per_token       # seconds per computed token (0: the handbook's rule)
     keep, serial = 1 - setup.kv_serial, setup.kv_serial   # KV read under the max / after it (1, 0: handbook)
+    step_time = setup.step_time
 
     now = 0.0
     step = 0                    # index of the next step
@@ -96,16 +97,15 @@ def run_requests(setup: Setup, arrival: Sequence[float] | None, input_len: Seque
             quiet = finishes[0][0] - step          # steps before the next finishing step
             if quiet > 0:
                 limit = arr[visible] if admitted == visible and visible < known else math.inf
-                compute = two_p * decoders / flops
-                comm_d = comm * decoders
                 if quiet >= VECTOR_MIN_STEPS:
-                    t, c, k = _quiet_run_vectorized(now, context, decoders, quiet, limit, compute,
-                                                    w_bytes, kv_bytes, bw, overhead, comm_d, keep, serial)
+                    t, c, k = _quiet_run_vectorized(setup, now, context, decoders, quiet, limit)
                 else:
+                    # Setup.step_time(decoders, c) written out (same operations, same order): a
+                    # call and a builtin max() per step would cost more than the step itself.
+                    compute, comm_d = two_p * decoders / flops, comm * decoders
                     t, c, k = now, context, 0
                     while k < quiet:
                         memory = (w_bytes + kv_bytes * c * keep) / bw
-                        # max(compute, memory), spelled out: a builtin call costs more than the step
                         t += (memory if memory > compute else compute) + kv_bytes * c * serial / bw + overhead + comm_d
                         c += decoders
                         k += 1
@@ -148,8 +148,7 @@ def run_requests(setup: Setup, arrival: Sequence[float] | None, input_len: Seque
 
         log_start.append(now); log_tokens.append(tokens); log_ctx0.append(context)
         log_grow.append(0); log_dec.append(decoders); log_count.append(1)
-        now += (max(two_p * tokens / flops, (w_bytes + kv_bytes * context * keep) / bw)
-                + kv_bytes * context * serial / bw + overhead + comm * tokens)
+        now += step_time(tokens, context)
         context += tokens
 
         freed = []
@@ -181,8 +180,7 @@ def run_requests(setup: Setup, arrival: Sequence[float] | None, input_len: Seque
                      step_runs=lambda: _expand_steps(setup, *runs))
 
 
-def _quiet_run_vectorized(now, context, decoders, quiet, limit, compute, w_bytes, kv_bytes, bw,
-                          overhead, comm_d=0.0, keep=1.0, serial=0.0):
+def _quiet_run_vectorized(setup: Setup, now, context, decoders, quiet, limit):
     """The tight loop's result for a long quiet run, in numpy with the same float operations.
 
     Step j computes ``decoders`` tokens over ``context + decoders * j``; the run stops after step
@@ -192,10 +190,9 @@ def _quiet_run_vectorized(now, context, decoders, quiet, limit, compute, w_bytes
     steps = quiet
     if limit != math.inf:
         # Steps only lengthen within a run, so the first one's length bounds how many fit before limit.
-        first = max(compute, (w_bytes + kv_bytes * context * keep) / bw) + kv_bytes * context * serial / bw + overhead + comm_d
-        steps = max(1, min(quiet, int((limit - now) / first) + 2))
+        steps = max(1, min(quiet, int((limit - now) / setup.step_time(decoders, context)) + 2))
     ctx = context + decoders * np.arange(steps, dtype=np.int64)
-    duration = np.maximum(compute, (w_bytes + kv_bytes * ctx * keep) / bw) + kv_bytes * ctx * serial / bw + overhead + comm_d
+    duration = setup.step_times(decoders, ctx)
     ends = np.cumsum(np.concatenate(([now], duration)))[1:]
     k = steps
     if limit != math.inf:
@@ -211,10 +208,7 @@ def _expand_steps(setup: Setup, start, tokens, ctx0, grow, dec, count) -> StepLo
     offset = np.arange(total) - np.repeat(np.cumsum(count) - count, count)
     tokens = np.asarray(tokens, dtype=np.int64)[run_of_step]
     context = np.asarray(ctx0, dtype=np.int64)[run_of_step] + np.asarray(grow, dtype=np.int64)[run_of_step] * offset
-    compute = 2 * setup.params * tokens / (setup.peak_flops * setup.mfu)
-    memory = (setup.weight_bytes + setup.kv_bytes_per_token * context * (1 - setup.kv_serial)) / setup.bandwidth
-    serial = setup.kv_bytes_per_token * context * setup.kv_serial / setup.bandwidth
-    duration = np.maximum(compute, memory) + serial + setup.step_overhead + setup.comm_s_per_token * tokens
+    duration = setup.step_times(tokens, context)
     return StepLog(duration=duration, tokens=tokens, context=context,
                    decoders=np.asarray(dec, dtype=np.int64)[run_of_step],
                    start=lambda: _step_starts(start, count, duration))

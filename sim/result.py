@@ -36,7 +36,7 @@ class StepLog:
     tokens     tokens it computed (prompt chunks plus one per decoding request)
     context    tokens of KV cache held by running requests when it began
     decoders   requests that emitted a non-first output token at its end
-    start      seconds at which the step began (computed on first use)
+    start      seconds at which the step began (computed on first use, by the given function)
     """
 
     def __init__(self, duration, tokens, context, decoders, start):
@@ -51,7 +51,7 @@ class StepLog:
 
     @cached_property
     def start(self) -> np.ndarray:
-        return self._start() if callable(self._start) else np.asarray(self._start, dtype=float)
+        return self._start()
 
 
 class SimResult:

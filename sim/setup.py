@@ -9,6 +9,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, fields
 
+import numpy as np
+
 
 @dataclass(frozen=True)
 class Setup:
@@ -69,6 +71,15 @@ class Setup:
         values.update(changes)
         return Setup(**values)
 
+    def roofline_terms(self, tokens, context):
+        """The step time's three terms for ``tokens`` computed over ``context`` cached tokens:
+        (matmul FLOPs at ``mfu`` of peak, weights plus the overlapped part of the KV read, the KV
+        read that runs after the matmuls). Scalars or numpy arrays."""
+        compute = 2 * self.params * tokens / (self.peak_flops * self.mfu)
+        memory = (self.weight_bytes + self.kv_bytes_per_token * context * (1 - self.kv_serial)) / self.bandwidth
+        serial = self.kv_bytes_per_token * context * self.kv_serial / self.bandwidth
+        return compute, memory, serial
+
     def step_time(self, tokens: int, context: int) -> float:
         """Seconds of one step that computes ``tokens`` tokens over ``context`` cached tokens.
 
@@ -78,10 +89,13 @@ class Setup:
         sits inside the roofline's max and the rest is added after it (the attention kernels run
         between the GEMMs). With both 0 the result is exactly the handbook's, bit for bit.
         """
-        compute = 2 * self.params * tokens / (self.peak_flops * self.mfu)
-        memory = (self.weight_bytes + self.kv_bytes_per_token * context * (1 - self.kv_serial)) / self.bandwidth
-        serial = self.kv_bytes_per_token * context * self.kv_serial / self.bandwidth
+        compute, memory, serial = self.roofline_terms(tokens, context)
         return max(compute, memory) + serial + self.step_overhead + self.comm_s_per_token * tokens
+
+    def step_times(self, tokens, context) -> np.ndarray:
+        """``step_time`` over numpy arrays (or a scalar and an array), with the same float operations."""
+        compute, memory, serial = self.roofline_terms(tokens, context)
+        return np.maximum(compute, memory) + serial + self.step_overhead + self.comm_s_per_token * tokens
 
 
 def _positive(setup: Setup, *names: str) -> None:
