@@ -24,15 +24,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
 from reference import poisson_arrivals, reference_run  # noqa: E402
-from sim import Setup, simulate, summarize  # noqa: E402
-
-
-def chapter_instance() -> Setup:
-    kv = 2 * 80 * 8 * 128 * 1
-    return Setup(params=70.6e9, weight_bytes=70.6e9, kv_bytes_per_token=kv,
-                 kv_capacity_tokens=int((8 * 80e9 * 0.9 - 70.6e9) / kv),
-                 peak_flops=8 * 1979e12, bandwidth=8 * 3.35e12, mfu=0.4, step_overhead=1.5e-3,
-                 max_num_batched_tokens=8192, max_num_seqs=512)
+from sim import simulate, summarize  # noqa: E402
+from sim.panel import chapter_setup as chapter_instance  # noqa: E402  (the chapter's 70B instance)
 
 
 def slo_ok_of_times(arrival, first, finish, output_len, ttft_slo=2.0, tpot_slo=0.05):

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from sim.validate import check_int
+from sim.validate import check_int, check_number
 
 
 class Length:
@@ -158,6 +158,4 @@ def as_length(name: str, value) -> Length:
 
 
 def _check_real(name, value, low, strict=False):
-    ok = not isinstance(value, bool) and isinstance(value, (int, float)) and math.isfinite(value)
-    if not ok or value < low or (strict and value == low):
-        raise ValueError(f"{name} must be a finite number {'>' if strict else '>='} {low}, got {value!r}")
+    check_number(name, value, low, strict=strict)

@@ -7,6 +7,7 @@ import math
 import numpy as np
 
 from sim.result import SimResult
+from sim.validate import check_number
 
 
 def percentile(values, p: float, weights=None) -> float:
@@ -55,9 +56,8 @@ def summarize(result: SimResult, ttft_slo: float, tpot_slo: float) -> dict:
     tokens / duration; goodput = requests meeting both SLOs (<=) per second of duration; slo_ok =
     their fraction.
     """
-    for name, value in (("ttft_slo", ttft_slo), ("tpot_slo", tpot_slo)):
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0 or not math.isfinite(value):
-            raise ValueError(f"{name} must be a positive number of seconds, got {value!r}")
+    check_number("ttft_slo", ttft_slo, 0, note="(seconds)")
+    check_number("tpot_slo", tpot_slo, 0, note="(seconds)")
     if len(result) == 0:
         raise ValueError("result has no requests to summarize")
     ttft, tpot = result.ttft, result.tpot

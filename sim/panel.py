@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import html
 import io
-import math
 import time
 from dataclasses import dataclass
 from functools import lru_cache
@@ -30,7 +29,7 @@ import numpy as np
 
 from sim import plan as planning
 from sim.explain import explain_zh, fmt_rate
-from sim.metrics import meets_slos, percentile
+from sim.metrics import meets_slos, percentile, summarize
 from sim.setup import Setup
 from sim.simulate import simulate
 
@@ -215,17 +214,13 @@ def design(qps: float = QPS, input_len: int = INPUT_LEN, output_len: int = OUTPU
     base = instance(input_len, output_len, mfu)
     if base.rate > 0:
         rate = base.rate
-        instances_no_headroom = math.ceil(qps / rate)
-        instances = math.ceil(qps / rate * HEADROOM)
-        gpus = instances * GPUS_PER_INSTANCE
-        usd_per_hour = gpus * gpu_hour_usd
-        usd_per_million = usd_per_hour / (qps * output_len * 3600) * 1e6
+        sized = planning.size(qps, rate, output_len, gpus_per_instance=GPUS_PER_INSTANCE,
+                              headroom=HEADROOM, gpu_hour_usd=gpu_hour_usd)
         lines = explain_zh(setup, input_len, output_len, low_load_ttft_s=base.low_load_ttft_s,
                            low_load_tpot_s=base.low_load_tpot_s, rate_per_instance=rate,
                            bound=base.bound, ttft_slo=TTFT_SLO_S, tpot_slo=TPOT_SLO_S)
-        return Design(qps, input_len, output_len, mfu, gpu_hour_usd, True, rate, instances_no_headroom,
-                      instances, gpus, usd_per_hour, usd_per_million, base.bound, base.low_load_ttft_s,
-                      base.low_load_tpot_s, "", tuple(lines))
+        return Design(qps, input_len, output_len, mfu, gpu_hour_usd, True, rate, *sized, base.bound,
+                      base.low_load_ttft_s, base.low_load_tpot_s, "", tuple(lines))
     ttft, tpot = base.low_load_ttft_s, base.low_load_tpot_s
     misses = []
     if ttft > TTFT_SLO_S:
@@ -296,16 +291,11 @@ def distribution(rate: float, input_len: int = INPUT_LEN, output_len: int = OUTP
                  mfu: float = MFU, num_requests: int = 1500, seed: int = 0) -> Distribution:
     """One run of the chapter's instance at ``rate``: the spread the chapter-01 slider shows."""
     result = simulate(_mfu_setup(mfu), float(rate), num_requests, input_len, output_len, seed)
-    ttft, tpot = result.ttft, result.tpot
-    ok = meets_slos(result, TTFT_SLO_S, TPOT_SLO_S)
-    duration = float(result.finish.max() - result.arrival.min())
-    stats = {
-        "ttft_mean": float(ttft.mean()), "ttft_p50": percentile(ttft, 50), "ttft_p99": percentile(ttft, 99),
-        "tpot_mean": float(tpot.mean()), "tpot_p50": percentile(tpot, 50), "tpot_p99": percentile(tpot, 99),
-        "slo_ok": float(ok.mean()), "throughput": len(result) / duration,
-        "goodput": int(ok.sum()) / duration,
-    }
-    return Distribution(float(rate), ttft, tpot, stats)
+    s = summarize(result, TTFT_SLO_S, TPOT_SLO_S)
+    stats = {k: s[k] for k in ("ttft_mean", "ttft_p50", "ttft_p99", "tpot_mean", "tpot_p50", "tpot_p99",
+                               "slo_ok", "goodput")}
+    stats["throughput"] = s["request_rate"]
+    return Distribution(float(rate), result.ttft, result.tpot, stats)
 
 
 # --- Rendering helpers -------------------------------------------------------------------------

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field, fields
+from typing import NamedTuple
 
 from sim import bound
 from sim.metrics import meets_slos, summarize
 from sim.setup import Setup
 from sim.simulate import simulate
-from sim.validate import check_int, check_lengths_fit
+from sim.validate import check_int, check_lengths_fit, check_number
 
 
 class BracketError(ValueError):
@@ -33,9 +34,7 @@ def max_rate(setup: Setup, input_len: int, output_len: int, ttft_slo: float, tpo
     (it is at or above ``hi``): returning ``lo`` or ``hi`` then would be a silent wrong answer.
     """
     _check_target(target)
-    def ok(rate: float) -> bool:
-        return meets_slo(setup, rate, input_len, output_len, ttft_slo, tpot_slo,
-                         target=target, num_requests=num_requests, seed=seed)
+    ok = _poisson_check(setup, input_len, output_len, ttft_slo, tpot_slo, target, num_requests, seed)
     return _bisect(ok, lo, hi, iterations)
 
 
@@ -49,10 +48,14 @@ def find_max_rate(setup: Setup, input_len: int, output_len: int, ttft_slo: float
     0.0 when even a trickle of requests misses the SLOs (for example a prompt whose prefill alone
     takes longer than the TTFT SLO).
     """
-    def ok(rate: float) -> bool:
-        return meets_slo(setup, rate, input_len, output_len, ttft_slo, tpot_slo,
-                         target=target, num_requests=num_requests, seed=seed)
+    ok = _poisson_check(setup, input_len, output_len, ttft_slo, tpot_slo, target, num_requests, seed)
     return _search(ok, throughput_bound(setup, input_len, output_len), rel_tol)
+
+
+def _poisson_check(setup, input_len, output_len, ttft_slo, tpot_slo, target, num_requests, seed):
+    """rate -> whether ``meets_slo`` at that rate, with everything else fixed."""
+    return lambda rate: meets_slo(setup, rate, input_len, output_len, ttft_slo, tpot_slo,
+                                  target=target, num_requests=num_requests, seed=seed)
 
 
 # --- The same searches over any workload: a factory maps a rate to the workload to run ----------
@@ -257,10 +260,8 @@ def plan(qps: float, setup: Setup, input_len: int, output_len: int, ttft_slo: fl
     _check_positive("ttft_slo", ttft_slo)
     _check_positive("tpot_slo", tpot_slo)
     check_int("gpus_per_instance", gpus_per_instance, 1)
-    if isinstance(headroom, bool) or not isinstance(headroom, (int, float)) or not 1 <= headroom < math.inf:
-        raise ValueError(f"headroom must be a finite number >= 1 (1.3 = 30% spare), got {headroom!r}")
-    if isinstance(gpu_hour_usd, bool) or not isinstance(gpu_hour_usd, (int, float)) or not 0 <= gpu_hour_usd < math.inf:
-        raise ValueError(f"gpu_hour_usd must be a finite number >= 0, got {gpu_hour_usd!r}")
+    check_number("headroom", headroom, 1, strict=False, note="(1.3 = 30% spare)")
+    check_number("gpu_hour_usd", gpu_hour_usd, 0, strict=False)
     if search not in SEARCHES:
         raise ValueError(f"search must be one of {SEARCHES}, got {search!r}")
     check_int("input_len", input_len, 1)
@@ -284,19 +285,37 @@ def plan(qps: float, setup: Setup, input_len: int, output_len: int, ttft_slo: fl
     at_rate = simulate(setup, rate, num_requests, input_len, output_len, seed)
     share = bound.shares(setup, at_rate)
 
-    instances_no_headroom = math.ceil(qps / rate)
-    instances = math.ceil(qps / rate * headroom)
-    gpus = instances * int(gpus_per_instance)
-    usd_per_hour = gpus * gpu_hour_usd
+    sized = size(qps, rate, output_len, gpus_per_instance=gpus_per_instance, headroom=headroom,
+                 gpu_hour_usd=gpu_hour_usd)
     return Plan(
         qps=qps, input_len=int(input_len), output_len=int(output_len), ttft_slo=ttft_slo,
         tpot_slo=tpot_slo, target=target, gpus_per_instance=int(gpus_per_instance),
         headroom=headroom, gpu_hour_usd=gpu_hour_usd, search=search, rate_per_instance=float(rate),
-        instances_no_headroom=instances_no_headroom, instances=instances, gpus=gpus,
-        usd_per_hour=usd_per_hour,
-        usd_per_million_output_tokens=usd_per_hour / (qps * int(output_len) * 3600) * 1e6,
+        **sized._asdict(),
         bound=bound.classify(share), bound_shares=share,
         low_load_ttft_s=low["ttft_p50"], low_load_tpot_s=low["tpot_p50"])
+
+
+class Sizing(NamedTuple):
+    """Instances, GPUs and cost for ``qps`` at a per-instance rate (see ``size``)."""
+
+    instances_no_headroom: int
+    instances: int
+    gpus: int
+    usd_per_hour: float
+    usd_per_million_output_tokens: float
+
+
+def size(qps: float, rate: float, output_len: int, *, gpus_per_instance: int, headroom: float,
+         gpu_hour_usd: float) -> Sizing:
+    """The arithmetic from a per-instance rate to a deployment: ceil(qps / rate) instances,
+    ceil(qps / rate * headroom) with headroom, their GPUs, and cost per hour and per million
+    output tokens (usd_per_hour / (qps * output_len * 3600) * 1e6)."""
+    instances = math.ceil(qps / rate * headroom)
+    gpus = instances * int(gpus_per_instance)
+    usd_per_hour = gpus * gpu_hour_usd
+    return Sizing(math.ceil(qps / rate), instances, gpus, usd_per_hour,
+                  usd_per_hour / (qps * int(output_len) * 3600) * 1e6)
 
 
 def _infeasible(setup, input_len, output_len, ttft_slo, tpot_slo, target) -> InfeasibleError:
@@ -319,8 +338,7 @@ def _infeasible(setup, input_len, output_len, ttft_slo, tpot_slo, target) -> Inf
 
 
 def _check_positive(name: str, value) -> None:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < math.inf:
-        raise ValueError(f"{name} must be a finite number > 0, got {value!r}")
+    check_number(name, value, 0)
 
 
 def _fmt_s(seconds: float) -> str:

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import math
 import random
 
 from sim.engine import run_requests
 from sim.result import SimResult
 from sim.setup import Setup
-from sim.validate import check_int, check_lengths_fit
+from sim.validate import check_int, check_lengths_fit, check_number
 
 
 def poisson_arrivals(rate: float, num_requests: int, seed: int = 0) -> list[float]:
@@ -27,8 +26,7 @@ def simulate(setup: Setup, rate: float, num_requests: int, input_len: int, outpu
     Poisson rate ``rate`` (req/s) into ``setup``; return per-request times in arrival order."""
     if not isinstance(setup, Setup):
         raise ValueError(f"setup must be a sim.Setup, got {type(setup).__name__}")
-    if isinstance(rate, bool) or not isinstance(rate, (int, float)) or not rate > 0 or not math.isfinite(rate):
-        raise ValueError(f"rate must be a finite number > 0 (requests per second), got {rate!r}")
+    check_number("rate", rate, 0, note="(requests per second)")
     check_int("num_requests", num_requests, 1)
     check_int("input_len", input_len, 1)
     check_int("output_len", output_len, 1)

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import math
 import numbers
+
+import numpy as np
 
 from sim.setup import Setup
 
@@ -17,11 +20,27 @@ def check_int(name: str, value, low: int | None) -> None:
         raise ValueError(f"{name} must be a whole number{bound}, got {value!r}")
 
 
-def check_lengths_fit(setup: Setup, input_len: int, output_len: int) -> None:
-    """A request reserves input_len + output_len tokens of KV; one that can never fit would wait forever."""
-    need = int(input_len) + int(output_len)
-    if need > setup.kv_capacity_tokens:
+def check_number(name: str, value, low: float, *, strict: bool = True, note: str = "") -> None:
+    """``value`` must be a finite real number (not a bool) above ``low`` (``strict``) or at least it.
+
+    ``note`` is added to the message, e.g. "(requests per second)".
+    """
+    ok = not isinstance(value, bool) and isinstance(value, numbers.Real) and math.isfinite(value)
+    if not ok or value < low or (strict and value == low):
+        note = f" {note}" if note else ""
+        raise ValueError(f"{name} must be a finite number {'>' if strict else '>='} {low:g}{note}, got {value!r}")
+
+
+def check_lengths_fit(setup: Setup, input_len, output_len) -> None:
+    """A request reserves input_len + output_len tokens of KV; one that can never fit would wait forever.
+
+    Lengths are ints, or per-request sequences (the message then names the largest request).
+    """
+    need = np.asarray(input_len, dtype=np.int64) + np.asarray(output_len, dtype=np.int64)
+    worst = int(np.argmax(need))
+    if need.flat[worst] > setup.kv_capacity_tokens:
+        where = f"request {worst}: " if need.ndim else ""
         raise ValueError(
-            f"input_len + output_len = {need} tokens can never fit: a request reserves its whole KV "
+            f"{where}input_len + output_len = {int(need.flat[worst])} tokens can never fit: a request reserves its whole KV "
             f"at admission, and kv_capacity_tokens is {setup.kv_capacity_tokens} "
             f"(allowed: input_len + output_len <= kv_capacity_tokens)")

@@ -19,7 +19,6 @@ so changing a length distribution never moves the arrival times.
 
 from __future__ import annotations
 
-import math
 import random
 from dataclasses import dataclass
 
@@ -31,7 +30,7 @@ from sim.result import SimResult
 from sim.setup import Setup
 from sim.simulate import poisson_arrivals
 from sim.trace import read_trace
-from sim.validate import check_int
+from sim.validate import check_int, check_lengths_fit, check_number
 
 
 @dataclass(frozen=True, eq=False)
@@ -76,8 +75,7 @@ def gamma(rate: float, num_requests: int, input_len, output_len, cv: float = 2.0
     _check_rate(rate)
     n = _count(num_requests)
     check_int("seed", seed, None)
-    if isinstance(cv, bool) or not isinstance(cv, (int, float)) or not 0 < cv < math.inf:
-        raise ValueError(f"cv must be a finite number > 0 (coefficient of variation of the gaps), got {cv!r}")
+    check_number("cv", cv, 0, note="(coefficient of variation of the gaps)")
     shape, scale = 1 / cv ** 2, cv ** 2 / rate
     draw = random.Random(seed).gammavariate
     t, times = 0.0, []
@@ -106,8 +104,7 @@ def closed_loop(concurrency: int, num_requests: int, input_len, output_len, thin
     ``think_s`` seconds later, until ``num_requests`` have been sent."""
     check_int("concurrency", concurrency, 1)
     n = _count(num_requests)
-    if isinstance(think_s, bool) or not isinstance(think_s, (int, float)) or not 0 <= think_s < math.inf:
-        raise ValueError(f"think_s must be a finite number >= 0 (seconds), got {think_s!r}")
+    check_number("think_s", think_s, 0, strict=False, note="(seconds)")
     inp, out = _lengths(n, input_len, output_len, seed)
     return Workload("closed_loop", None, inp, out, int(concurrency), float(think_s))
 
@@ -125,13 +122,7 @@ def run(setup: Setup, workload: Workload) -> SimResult:
         raise ValueError(f"setup must be a sim.Setup, got {type(setup).__name__}")
     if not isinstance(workload, Workload):
         raise ValueError(f"workload must be a sim.workload.Workload, got {type(workload).__name__}")
-    need = np.asarray(workload.input_len, dtype=np.int64) + np.asarray(workload.output_len, dtype=np.int64)
-    worst = int(np.argmax(need))
-    if need[worst] > setup.kv_capacity_tokens:
-        raise ValueError(
-            f"request {worst}: input_len + output_len = {int(need[worst])} tokens can never fit: a request "
-            f"reserves its whole KV at admission, and kv_capacity_tokens is {setup.kv_capacity_tokens} "
-            "(allowed: input_len + output_len <= kv_capacity_tokens)")
+    check_lengths_fit(setup, workload.input_len, workload.output_len)
     if workload.arrival is None:
         return run_requests(setup, None, workload.input_len, workload.output_len,
                             concurrency=workload.concurrency, think_s=workload.think_s)
@@ -151,8 +142,7 @@ def _lengths(n, input_len, output_len, seed):
 
 
 def _check_rate(rate) -> None:
-    if isinstance(rate, bool) or not isinstance(rate, (int, float)) or not 0 < rate < math.inf:
-        raise ValueError(f"rate must be a finite number > 0 (requests per second), got {rate!r}")
+    check_number("rate", rate, 0, note="(requests per second)")
 
 
 def _count(num_requests) -> int:

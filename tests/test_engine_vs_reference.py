@@ -32,6 +32,15 @@ def setups(draw, max_len):
     )
 
 
+@st.composite
+def setup_and_lengths(draw, max_len):
+    """A setup and 1-20 requests with per-request prompt and output lengths up to max_len / 2."""
+    setup = draw(setups(max_len))
+    n = draw(st.integers(1, 20))
+    lengths = st.lists(st.integers(1, max_len // 2), min_size=n, max_size=n)
+    return setup, n, draw(lengths), draw(lengths)
+
+
 def assert_same(setup, arrivals, inputs, outputs, closed_loop=None):
     if closed_loop is None:
         res = run_requests(setup, arrivals, inputs, outputs)
@@ -76,11 +85,7 @@ def test_fixed_lengths_poisson(data):
 @PROFILE
 @given(data=st.data())
 def test_per_request_lengths(data):
-    max_len = 120
-    setup = data.draw(setups(max_len))
-    n = data.draw(st.integers(1, 20))
-    inputs = data.draw(st.lists(st.integers(1, max_len // 2), min_size=n, max_size=n))
-    outputs = data.draw(st.lists(st.integers(1, max_len // 2), min_size=n, max_size=n))
+    setup, n, inputs, outputs = data.draw(setup_and_lengths(120))
     gaps = data.draw(st.lists(st.sampled_from([0.0, 1e-5, 1e-3, 0.05, 1.0, 30.0]), min_size=n, max_size=n))
     arrivals = np.cumsum(gaps).tolist()
     assert_same(setup, arrivals, inputs, outputs)
@@ -89,11 +94,7 @@ def test_per_request_lengths(data):
 @PROFILE
 @given(data=st.data())
 def test_closed_loop(data):
-    max_len = 100
-    setup = data.draw(setups(max_len))
-    n = data.draw(st.integers(1, 20))
-    inputs = data.draw(st.lists(st.integers(1, max_len // 2), min_size=n, max_size=n))
-    outputs = data.draw(st.lists(st.integers(1, max_len // 2), min_size=n, max_size=n))
+    setup, n, inputs, outputs = data.draw(setup_and_lengths(100))
     concurrency = data.draw(st.integers(1, 6))
     think = data.draw(st.sampled_from([0.0, 1e-4, 0.01, 1.0]))
     assert_same(setup, None, inputs, outputs, closed_loop=(concurrency, think))
