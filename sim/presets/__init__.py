@@ -173,7 +173,7 @@ def allreduce_s_per_token(m: Model, g: GPU, tp: int) -> float:
     if tp == 1:
         return 0.0
     data = 2 * m.layers * m.hidden * ACTIVATION_BYTES
-    share = min(1.0, 2 * (tp - 1) / tp) if g.nvls else 2 * (tp - 1) / tp
+    share = 1.0 if g.nvls else 2 * (tp - 1) / tp
     return data * share / (g.interconnect / 2 * LINK_UTIL)
 
 
