@@ -40,7 +40,7 @@ def shares(setup: Setup, result: SimResult) -> dict:
     if busy <= 0 or len(steps) == 0:
         return {"compute": 0.0, "memory": 1.0, "kv_at_limit": 0.0, "seqs_at_limit": 0.0,
                 "kv_peak": 0.0, "seqs_peak": 0.0}
-    compute, memory, serial = setup.roofline_terms(steps.tokens, steps.context)
+    compute, memory, serial = setup.roofline_terms(steps.tokens, steps.context, steps.pairs)
     compute_share = float(duration[compute >= memory + serial].sum()) / busy   # FLOPs vs all memory traffic
 
     # Requests past their first token at each step's start, and the KV they reserve.

@@ -9,7 +9,8 @@ The step rule (one step of one serving instance):
    budget)``; the first that would take 0 or fewer ends the pass.
 3. While budget > 0 and fewer than ``max_num_seqs`` run, admit the queue's head if its whole
    reservation (``input_len + output_len`` tokens of KV) fits; it takes ``min(input_len, budget)``.
-4. The step lasts ``Setup.step_time(tokens, context)``, context being the KV held before the step.
+4. The step lasts ``Setup.step_time(tokens, context, pairs)``, context being the KV held before the
+   step and pairs the prompt chunks' (query, key) attention pairs (``setup.attention_pairs``).
 5. At the step's end: prompt chunks advance, a completed prompt emits the first token, each decoding
    request emits one token, and a request with all its tokens finishes and frees its reservation.
 
@@ -33,7 +34,7 @@ from typing import Sequence
 import numpy as np
 
 from sim.result import SimResult, StepLog
-from sim.setup import Setup
+from sim.setup import Setup, attention_pairs
 
 VECTOR_MIN_STEPS = 128       # quiet runs at least this long are advanced with numpy (measured crossover)
 
@@ -80,8 +81,9 @@ def run_requests(setup: Setup, arrival: Sequence[float] | None, input_len: Seque
     done = 0
     # Run-length step log: each entry is `count` steps from `start`, each computing `tokens` tokens
     # over a context that starts at `ctx0` and grows by `grow` per step, with `dec` decoders.
+    # Event steps also log their prompt chunks' attention pairs (quiet runs have none).
     log_start = array("d")
-    log_tokens, log_ctx0, log_grow, log_dec, log_count = (array("q") for _ in range(5))
+    log_tokens, log_ctx0, log_grow, log_dec, log_count, log_pairs = (array("q") for _ in range(6))
 
     while done < n:
         while visible < known and arr[visible] <= now:
@@ -112,13 +114,14 @@ def run_requests(setup: Setup, arrival: Sequence[float] | None, input_len: Seque
                         if limit <= t:
                             break
                 log_start.append(now); log_tokens.append(decoders); log_ctx0.append(context)
-                log_grow.append(decoders); log_dec.append(decoders); log_count.append(k)
+                log_grow.append(decoders); log_dec.append(decoders); log_count.append(k); log_pairs.append(0)
                 now, context, step = t, c, step + k
                 continue
 
         # An event step: the general rule, touching only the head of the prefill queue.
         budget = budget_max - decoders
         tokens = decoders
+        pairs = 0
         completed = []
         for entry in prefill:
             give = min(entry[1], budget)
@@ -126,6 +129,7 @@ def run_requests(setup: Setup, arrival: Sequence[float] | None, input_len: Seque
                 break
             budget -= give
             tokens += give
+            pairs += attention_pairs(inp[entry[0]] - entry[1], give)
             entry[1] -= give
             if entry[1] == 0:
                 completed.append(entry[0])
@@ -141,14 +145,15 @@ def run_requests(setup: Setup, arrival: Sequence[float] | None, input_len: Seque
             give = min(inp[r], budget)
             budget -= give
             tokens += give
+            pairs += attention_pairs(0, give)
             if give == inp[r]:
                 completed.append(r)
             else:
                 prefill.append([r, inp[r] - give])
 
         log_start.append(now); log_tokens.append(tokens); log_ctx0.append(context)
-        log_grow.append(0); log_dec.append(decoders); log_count.append(1)
-        now += step_time(tokens, context)
+        log_grow.append(0); log_dec.append(decoders); log_count.append(1); log_pairs.append(pairs)
+        now += step_time(tokens, context, pairs)
         context += tokens
 
         freed = []
@@ -175,7 +180,7 @@ def run_requests(setup: Setup, arrival: Sequence[float] | None, input_len: Seque
         step += 1
 
     runs = tuple(np.frombuffer(a, dtype=a.typecode) if len(a) else np.zeros(0, a.typecode)
-                 for a in (log_start, log_tokens, log_ctx0, log_grow, log_dec, log_count))
+                 for a in (log_start, log_tokens, log_ctx0, log_grow, log_dec, log_count, log_pairs))
     return SimResult(arr, np.frombuffer(first), np.frombuffer(fin), inp, out,
                      step_runs=lambda: _expand_steps(setup, *runs))
 
@@ -200,7 +205,7 @@ def _quiet_run_vectorized(setup: Setup, now, context, decoders, quiet, limit):
     return float(ends[k - 1]), context + decoders * k, k
 
 
-def _expand_steps(setup: Setup, start, tokens, ctx0, grow, dec, count) -> StepLog:
+def _expand_steps(setup: Setup, start, tokens, ctx0, grow, dec, count, pairs) -> StepLog:
     """Rebuild one entry per step from the run-length log, with the engine's exact arithmetic."""
     count = np.asarray(count, dtype=np.int64)
     total = int(count.sum())
@@ -208,8 +213,9 @@ def _expand_steps(setup: Setup, start, tokens, ctx0, grow, dec, count) -> StepLo
     offset = np.arange(total) - np.repeat(np.cumsum(count) - count, count)
     tokens = np.asarray(tokens, dtype=np.int64)[run_of_step]
     context = np.asarray(ctx0, dtype=np.int64)[run_of_step] + np.asarray(grow, dtype=np.int64)[run_of_step] * offset
-    duration = setup.step_times(tokens, context)
-    return StepLog(duration=duration, tokens=tokens, context=context,
+    pairs = np.asarray(pairs, dtype=np.int64)[run_of_step]
+    duration = setup.step_times(tokens, context, pairs)
+    return StepLog(duration=duration, tokens=tokens, context=context, pairs=pairs,
                    decoders=np.asarray(dec, dtype=np.int64)[run_of_step],
                    start=lambda: _step_starts(start, count, duration))
 

@@ -36,13 +36,15 @@ class StepLog:
     tokens     tokens it computed (prompt chunks plus one per decoding request)
     context    tokens of KV cache held by running requests when it began
     decoders   requests that emitted a non-first output token at its end
+    pairs      (query, key) pairs of its prompt chunks' attention (``Setup.attn_flops_per_pair``)
     start      seconds at which the step began (computed on first use, by the given function)
     """
 
-    def __init__(self, duration, tokens, context, decoders, start):
+    def __init__(self, duration, tokens, context, decoders, start, pairs=None):
         self.duration = duration
         self.tokens = tokens
         self.context = context
+        self.pairs = np.zeros(len(tokens), dtype=np.int64) if pairs is None else pairs
         self.decoders = decoders
         self._start = start
 

@@ -32,6 +32,10 @@ class Setup:
                             under them, in [0, 1]: attention kernels stream the KV cache between
                             the GEMMs, so their time adds to the step (1) rather than hiding under
                             the compute bound (0, the handbook's roofline)
+    attn_flops_per_pair     FLOPs of prefill attention per (prompt token, earlier token) pair over
+                            the whole instance: 4 x layers x query heads x head dim (QK^T and PV);
+                            0 in the handbook's model, which counts only the matmuls
+    attn_mfu                fraction of peak_flops reached by prefill attention, in (0, 1]
     """
 
     params: float
@@ -46,6 +50,8 @@ class Setup:
     max_num_seqs: int = 256
     comm_s_per_token: float = 0.0
     kv_serial: float = 0.0
+    attn_flops_per_pair: float = 0.0
+    attn_mfu: float = 0.5
 
     def __post_init__(self) -> None:
         for f in fields(self):
@@ -55,10 +61,12 @@ class Setup:
             if not math.isfinite(value):
                 raise ValueError(f"Setup.{f.name} must be finite, got {value!r}")
         _positive(self, "params", "peak_flops", "bandwidth")
-        _at_least(self, 0, "weight_bytes", "kv_bytes_per_token", "step_overhead", "comm_s_per_token")
+        _at_least(self, 0, "weight_bytes", "kv_bytes_per_token", "step_overhead", "comm_s_per_token",
+                 "attn_flops_per_pair")
         _whole_at_least(self, 1, "kv_capacity_tokens", "max_num_batched_tokens", "max_num_seqs")
-        if not 0 < self.mfu <= 1:
-            raise ValueError(f"Setup.mfu must be in (0, 1], got {self.mfu!r}")
+        for name in ("mfu", "attn_mfu"):
+            if not 0 < getattr(self, name) <= 1:
+                raise ValueError(f"Setup.{name} must be in (0, 1], got {getattr(self, name)!r}")
         if not 0 <= self.kv_serial <= 1:
             raise ValueError(f"Setup.kv_serial must be in [0, 1], got {self.kv_serial!r}")
 
@@ -71,31 +79,41 @@ class Setup:
         values.update(changes)
         return Setup(**values)
 
-    def roofline_terms(self, tokens, context):
-        """The step time's three terms for ``tokens`` computed over ``context`` cached tokens:
-        (matmul FLOPs at ``mfu`` of peak, weights plus the overlapped part of the KV read, the KV
+    def roofline_terms(self, tokens, context, pairs=0):
+        """The step time's three terms for ``tokens`` computed over ``context`` cached tokens, with
+        ``pairs`` (query, key) pairs of prefill attention: (FLOPs of the matmuls at ``mfu`` and of
+        prefill attention at ``attn_mfu``; weights plus the overlapped part of the KV read; the KV
         read that runs after the matmuls). Scalars or numpy arrays."""
         compute = 2 * self.params * tokens / (self.peak_flops * self.mfu)
+        if self.attn_flops_per_pair:
+            compute = compute + self.attn_flops_per_pair * pairs / (self.peak_flops * self.attn_mfu)
         memory = (self.weight_bytes + self.kv_bytes_per_token * context * (1 - self.kv_serial)) / self.bandwidth
         serial = self.kv_bytes_per_token * context * self.kv_serial / self.bandwidth
         return compute, memory, serial
 
-    def step_time(self, tokens: int, context: int) -> float:
+    def step_time(self, tokens: int, context: int, pairs: int = 0) -> float:
         """Seconds of one step that computes ``tokens`` tokens over ``context`` cached tokens.
 
-        The roofline: the slower of the matmul FLOPs at ``mfu`` of peak and reading the weights
-        plus the whole KV cache once, then the fixed overhead, then the communication time of the
-        step's tokens (``comm_s_per_token``). With ``kv_serial`` = s, only (1 - s) of the KV read
-        sits inside the roofline's max and the rest is added after it (the attention kernels run
-        between the GEMMs). With both 0 the result is exactly the handbook's, bit for bit.
+        The roofline: the slower of the FLOPs (matmuls at ``mfu`` of peak, plus ``pairs`` query-key
+        pairs of prefill attention at ``attn_mfu``) and reading the weights plus the whole KV cache
+        once, then the fixed overhead, then the communication time of the step's tokens
+        (``comm_s_per_token``). With ``kv_serial`` = s, only (1 - s) of the KV read sits inside the
+        roofline's max and the rest is added after it (the attention kernels run between the
+        GEMMs). With the added terms at 0 the result is exactly the handbook's, bit for bit.
         """
-        compute, memory, serial = self.roofline_terms(tokens, context)
+        compute, memory, serial = self.roofline_terms(tokens, context, pairs)
         return max(compute, memory) + serial + self.step_overhead + self.comm_s_per_token * tokens
 
-    def step_times(self, tokens, context) -> np.ndarray:
+    def step_times(self, tokens, context, pairs=0) -> np.ndarray:
         """``step_time`` over numpy arrays (or a scalar and an array), with the same float operations."""
-        compute, memory, serial = self.roofline_terms(tokens, context)
+        compute, memory, serial = self.roofline_terms(tokens, context, pairs)
         return np.maximum(compute, memory) + serial + self.step_overhead + self.comm_s_per_token * tokens
+
+
+def attention_pairs(done: int, chunk: int) -> int:
+    """(query, key) pairs of causal attention when a prompt with ``done`` tokens already computed
+    computes its next ``chunk``: each new token attends to every earlier token and to itself."""
+    return chunk * done + chunk * (chunk + 1) // 2
 
 
 def _positive(setup: Setup, *names: str) -> None:

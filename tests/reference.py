@@ -87,7 +87,9 @@ def reference_run(setup: Setup, arrivals, input_lens, output_lens, *, closed_loo
 
         tokens = sum(give for _, give in work)
         context = sum(r.prompt_done + r.generated for r in running)
-        now += setup.step_time(tokens, context)
+        # Prefill attention: each new prompt token attends to every earlier token and to itself.
+        pairs = sum(r.prompt_done + j + 1 for r, give in work if r.prompt_done < r.input_len for j in range(give))
+        now += setup.step_time(tokens, context, pairs)
 
         for r, give in work:
             if r.prompt_done < r.input_len:
