@@ -1,186 +1,153 @@
-"""Predicted vs published throughput: MLPerf Inference Llama-2-70B rows (tests/validation/).
+"""Predicted against published: every row of tests/validation/, by slice, with a leave-one-source-out score.
 
-    .venv/bin/python benchmarks/bench_validation.py [--input-mean N] [--sensitivity]
+    .venv/bin/python benchmarks/bench_validation.py [--workers 2] [--write] [--rows]
 
-Each row is one 8-GPU NVIDIA system as the submission ran it: 8 / tp data-parallel instances of
-``sim.presets.instance("llama-2-70b", gpu, tp=tp, weight_dtype="fp8", kv_dtype="fp8",
-max_num_seqs=<the submission's gpu_batch_size>)`` with the presets' default (calibrated) efficiency
-factors: no constant per row.
+Runs each supported row (``benchmarks/fidelity.py`` says how each scenario is simulated) with the
+presets' calibrated step model at every value of the one constant fitted to the whole set
+(``BASE_OVERHEAD_S``, the host time per step, which no kernel table measures), and prints:
 
-- Offline, as LoadGen measures it: the row's ``samples_per_query`` requests (split evenly over the
-  instances) all arrive at t = 0; tokens/s = output tokens / time until the last one finishes.
-- Server: the largest Poisson rate per instance at which, over MLPerf's minimum run of 2400 s, the
-  99th percentile TTFT is <= 2 s and the 99th percentile TPOT is <= 200 ms (each percentile on its
-  own, as LoadGen checks them); tokens/s = that rate x the mean output length x instances.
+- MAPE and signed bias overall and per slice (GPU, TP, model, metric, scenario, source) at the value
+  that fits the whole set best; the rows left out and why;
+- apart from them, the latency rows of MLPerf server runs, measured at the system's saturation
+  (``fidelity.saturated``): they measure the scheduler at capacity more than the step model, so
+  they are reported in their own table and take no part in the fit;
+- the leave-one-source-out score: for each source, the constant chosen without that source's rows,
+  and its rows scored with it.
 
-Lengths: outputs have the row's own mean (published tokens/s over samples/s); prompts have the mean
-that ``derive_input_mean`` reads off the published server logs (tests/validation/README.md says
-why: no reachable source states it). Both are lognormal, capped at the dataset's 1,024 tokens, with
-an assumed spread (``INPUT_CV``, ``OUTPUT_CV``).
+``--write`` stores the figures in tests/validation/report.json (the tests check them against the
+rows and re-simulate a sample) and the residual ranges the planner's error bars use in
+sim/presets/residuals.py. ``--rows`` prints every row.
 """
 
 from __future__ import annotations
 
 import argparse
-import csv
-import math
+import json
 import sys
 import time
 from pathlib import Path
 
-import numpy as np
-
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from sim import lengths, presets, run, workload          # noqa: E402
+import fidelity as F                                       # noqa: E402
 
-TABLE = Path(__file__).resolve().parents[1] / "tests" / "validation" / "mlperf_llama2_70b.csv"
-MODEL = "llama-2-70b"
-TTFT_P99_S, TPOT_P99_S = 2.0, 0.2          # MLPerf Llama-2-70B server limits
-MIN_DURATION_S = 2400                      # MLPerf's min_duration (the logs: 2400000 ms)
-INPUT_MAX, OUTPUT_MAX = 1023, 1024         # processorca.py keeps prompts < 1024 tokens; max 1024 new
-INPUT_CV, OUTPUT_CV = 0.7, 1.0             # assumed spreads (not published)
+REPORT = F.DATA / "report.json"
+RESIDUALS = F.ROOT / "sim" / "presets" / "residuals.py"
+DIMENSIONS = ("gpu", "tp", "model", "metric", "scenario", "source")
 
 
-def rows(path: Path = TABLE) -> list[dict]:
-    with Path(path).open() as f:
-        return list(csv.DictReader(f))
+def slice_table(scored, dims=DIMENSIONS) -> list[tuple[str, str, dict]]:
+    """(dimension, value, figures) rows: overall first, then each dimension's slices."""
+    out = [("all", "all", F._figures([s.error for s in scored]))]
+    for dim in dims:
+        groups: dict[str, list[float]] = {}
+        for s in scored:
+            key = s.row.scenario if dim == "scenario" else s.row.slice_keys[dim]
+            groups.setdefault(key, []).append(s.error)
+        out += [(dim, k, F._figures(v)) for k, v in sorted(groups.items())]
+    return out
 
 
-def setup_for(row: dict):
-    """One instance of the row's system, with the presets' default efficiency factors."""
-    return presets.instance(MODEL, row["gpu"], tp=int(row["tp"]), weight_dtype=row["weight_dtype"],
-                            kv_dtype=row["kv_dtype"], max_num_seqs=int(row["max_num_seqs"]))
+def markdown(table) -> str:
+    lines = ["| slice | rows | MAPE | bias |", "|---|---:|---:|---:|"]
+    for dim, key, f in table:
+        name = "**all rows**" if dim == "all" else f"{dim} = {key}"
+        lines.append(f"| {name} | {f['rows']} | {f['mape']:.1%} | {f['bias']:+.1%} |")
+    return "\n".join(lines)
 
 
-def instances(row: dict) -> int:
-    return int(row["num_gpus"]) // int(row["tp"])
-
-
-def output_mean(row: dict) -> float:
-    """Mean output tokens per sample: the row's tokens/s over its samples/s."""
-    return float(row["published_tokens_s"]) / float(row["published_samples_s"])
-
-
-def with_mean(mean: float, cv: float, high: int) -> lengths.Length:
-    """A capped lognormal whose mean after capping is ``mean`` (the cap lowers a plain one's)."""
-    target, dist = mean, lengths.lognormal(mean, cv, high=high)
-    for _ in range(20):
-        got = dist.mean
-        if abs(got - mean) < 0.05:
-            break
-        target *= mean / got
-        dist = lengths.lognormal(target, cv, high=high)
-    return dist
-
-
-def derive_input_mean(table: list[dict]) -> tuple[float, list[float]]:
-    """The mean prompt length the published server logs imply, with the presets' step rule.
-
-    A server row gives the rate per instance (samples/s over instances), the mean output O and the
-    mean TPOT. Each step emits one token per decoding request, so a step lasts one TPOT, and by
-    Little's law D = rate x O x TPOT requests are decoding. A step then computes D + rate x TPOT x I
-    tokens over about D x (I + O / 2) tokens of KV; setting ``Setup.step_time`` of that equal to
-    the TPOT leaves the mean prompt I as the only unknown. Returns the mean over the server rows and
-    each row's value.
-    """
-    found = []
-    for row in table:
-        if row["scenario"] != "server":
+def residual_ranges(scored) -> dict:
+    """Per (gpu, tp), per gpu and overall: the 10th and 90th percentiles of published / predicted over
+    throughput rows (``rows`` >= 3 needed): how far the model's capacity has been off."""
+    import numpy as np
+    groups: dict[str, list[float]] = {}
+    for s in scored:
+        if s.row.metric not in F.THROUGHPUT:
             continue
-        setup, tpot = setup_for(row), float(row["published_mean_tpot_s"])
-        rate, out = float(row["published_samples_s"]) / instances(row), output_mean(row)
-        decoders = rate * out * tpot
-
-        def excess(i: float) -> float:
-            return setup.step_time(decoders + rate * tpot * i, decoders * (i + out / 2)) - tpot
-
-        lo, hi = 1.0, float(INPUT_MAX)
-        if excess(lo) > 0 or excess(hi) < 0:
-            raise ValueError(f"{row['round']} {row['system']}: no prompt length in [1, {INPUT_MAX}] "
-                             "makes a step last the published TPOT")
-        for _ in range(60):
-            mid = (lo + hi) / 2
-            lo, hi = (mid, hi) if excess(mid) < 0 else (lo, mid)
-        found.append(lo)
-    return float(np.mean(found)), found
+        ratio = s.row.value / s.predicted
+        for key in (f"{s.row.gpu}/tp{s.row.tp}", s.row.gpu, "all"):
+            groups.setdefault(key, []).append(ratio)
+    return {k: {"rows": len(v), "low": float(np.percentile(v, 10)), "high": float(np.percentile(v, 90))}
+            for k, v in sorted(groups.items()) if len(v) >= 3}
 
 
-def predict(row: dict, input_mean: float, *, offline_requests: int | None = None,
-            duration_s: float = MIN_DURATION_S, seed: int = 0) -> float:
-    """Predicted output tokens/s of the whole system for one row."""
-    setup, k = setup_for(row), instances(row)
-    inp = with_mean(input_mean, INPUT_CV, INPUT_MAX)
-    out = with_mean(output_mean(row), OUTPUT_CV, OUTPUT_MAX)
-    if row["scenario"] == "offline":
-        n = offline_requests or int(row["samples_per_query"]) // k
-        res = run(setup, workload.offline(n, inp, out, seed=seed))
-        return k * float(res.output_len.sum()) / float(res.finish.max())
-    return k * server_rate(setup, inp, out, duration_s, seed) * out.mean
+def render_residuals(ranges: dict, base: float) -> str:
+    lines = ['"""How far the calibrated step model\'s capacity has been off, per slice of the validation set.',
+             "",
+             "Generated by benchmarks/bench_validation.py --write from tests/validation/ (do not edit): for each",
+             "(gpu, tp), each gpu and all rows, the 10th and 90th percentiles of published / predicted",
+             "throughput. ``sim.planning`` multiplies a planned rate by them to give its range.",
+             '"""', "", f"BASE_OVERHEAD_S = {base!r}   # the value the set was scored at", "", "RANGES = {"]
+    for k, v in ranges.items():
+        lines.append(f"    {k!r}: ({v['low']:.4f}, {v['high']:.4f}, {v['rows']}),")
+    lines.append("}")
+    return "\n".join(lines) + "\n"
 
 
-def server_rate(setup, inp, out, duration_s: float, seed: int = 0, rel_tol: float = 0.005) -> float:
-    """The largest Poisson rate (req/s, one instance) meeting both p99 limits over ``duration_s``."""
-    def ok(rate: float) -> bool:
-        res = run(setup, workload.poisson(rate, max(200, int(rate * duration_s)), inp, out, seed=seed))
-        return (np.percentile(res.ttft, 99) <= TTFT_P99_S) and (np.percentile(res.tpot, 99) <= TPOT_P99_S)
-
-    probe = run(setup, workload.offline(3000, inp, out, seed=seed))
-    capacity = len(probe) / float(probe.finish.max())           # requests/s with everything queued
-    lo, hi = 0.6 * capacity, 1.1 * capacity
-    while not ok(lo):
-        hi, lo = lo, lo * 0.7
-        if lo < 1e-6 * capacity:
-            return 0.0
-    while ok(hi):
-        lo, hi = hi, hi * 1.3
-    while hi - lo > rel_tol * lo:
-        mid = (lo + hi) / 2
-        lo, hi = (mid, hi) if ok(mid) else (lo, mid)
-    return lo
-
-
-def mean_abs_error(published, predicted) -> float:
-    """Mean of |predicted / published - 1| over the rows."""
-    pairs = list(zip(published, predicted, strict=True))
-    if not pairs:
-        raise ValueError("no rows")
-    return sum(abs(p / q - 1) for q, p in pairs) / len(pairs)
-
-
-def validate(table: list[dict], input_mean: float, **kwargs) -> list[tuple[dict, float, float]]:
-    """(row, published, predicted) for every row."""
-    return [(row, float(row["published_tokens_s"]), predict(row, input_mean, **kwargs)) for row in table]
-
-
-def main(argv=None) -> float:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--input-mean", type=float, default=None,
-                        help="mean prompt tokens (default: derived from the published server logs)")
-    parser.add_argument("--sensitivity", action="store_true", help="also print the MAE for other prompt means")
-    args = parser.parse_args(argv)
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--workers", type=int, default=2, help="processes (default 2)")
+    ap.add_argument("--write", action="store_true", help="write report.json and sim/presets/residuals.py")
+    ap.add_argument("--rows", action="store_true", help="print every row")
+    ap.add_argument("--quick", action="store_true", help="only the chosen constant: no leave-one-source-out")
+    args = ap.parse_args(argv)
     start = time.perf_counter()
-    table = rows()
-    derived, per_row = derive_input_mean(table)
-    input_mean = derived if args.input_mean is None else args.input_mean
-    print(f"mean prompt: {input_mean:.0f} tokens"
-          + (f" (derived from the server logs: {', '.join(f'{x:.0f}' for x in per_row)})"
-             if args.input_mean is None else " (given)"))
-    print(f"{'round':5} {'system':30} {'acc':>4} {'tp':>2} {'scenario':8} {'published':>10} {'predicted':>10} {'error':>7}")
-    results = validate(table, input_mean)
-    for row, published, predicted in results:
-        print(f"{row['round']:5} {row['system']:30} {row['accuracy_target']:>4} {row['tp']:>2} {row['scenario']:8} "
-              f"{published:10,.0f} {predicted:10,.0f} {predicted / published - 1:+7.1%}")
-    mae = mean_abs_error([r[1] for r in results], [r[2] for r in results])
-    bias = sum(p / q - 1 for _, q, p in results) / len(results)
-    print(f"mean absolute error {mae:.1%} (mean signed error {bias:+.1%}) over {len(results)} rows "
-          f"({time.perf_counter() - start:.1f} s)")
-    if args.sensitivity:
-        for m in (350, 400, 450, 500, 550, 600, 700):
-            res = validate(table, m)
-            print(f"  mean prompt {m:4}: MAE {mean_abs_error([r[1] for r in res], [r[2] for r in res]):5.1%}")
-    return mae
+    rows, datasets = F.load_rows(), F.load_datasets()
+    problems = F.problems(rows, F.load_sources(), datasets)
+    if problems:
+        print("\n".join(problems))
+        return 1
+    excluded = {r.id: F.unsupported(r, datasets) for r in rows}
+    run = [r for r in rows if not excluded[r.id]]
+    grid = (F.presets.BASE_OVERHEAD_S,) if args.quick else F.GRID_BASE_OVERHEAD_S
+    by_value = {}
+    for v in grid:
+        t0 = time.perf_counter()
+        by_value[v] = F.evaluate_with(run, datasets, v, workers=args.workers)
+        print(f"  base overhead {v * 1e3:.1f} ms: MAPE {F.mape(s.error for s in by_value[v]):.1%} "
+              f"({time.perf_counter() - t0:.0f} s)", file=sys.stderr)
+    base = F.best_value(by_value)
+    scored = by_value[base]
+    print(f"{len(rows)} rows from {len({r.source for r in rows})} sources; {len(run)} simulated "
+          f"({sum(F.saturated(r) for r in run)} of them latency at saturation), {len(rows) - len(run)} left out; "
+          f"host overhead per step fitted to the set: {base * 1e3:g} ms")
+    if args.rows:
+        for s in sorted(scored, key=lambda s: s.error):
+            r = s.row
+            print(f"{s.error:+7.1%}  {r.id:70} {r.metric}:{r.statistic} published {r.value:.4g} predicted {s.predicted:.4g}")
+    headline = [s for s in scored if not F.saturated(s.row)]
+    table = slice_table(headline)
+    print(markdown(table))
+    saturated_table = slice_table([s for s in scored if F.saturated(s.row)], dims=("metric", "gpu"))
+    print("latency at saturation (MLPerf server and interactive runs, not in the figures above):")
+    print(markdown(saturated_table))
+    reasons: dict[str, int] = {}
+    for rid, why in excluded.items():
+        if why:
+            reasons[why] = reasons.get(why, 0) + 1
+    print("left out:")
+    for why, n in sorted(reasons.items(), key=lambda x: -x[1]):
+        print(f"  {n:3}  {why}")
+    loso = None
+    if not args.quick:
+        loso = F.leave_one_source_out(by_value)
+        print("leave one source out (constant chosen without the source, its rows scored with it):")
+        for source, f in loso["sources"].items():
+            print(f"  {source:32} {f['rows']:3} rows  base {f['value'] * 1e3:.1f} ms  MAPE {f['mape']:6.1%}  bias {f['bias']:+6.1%}")
+        print(f"  {'all (pooled)':32} {loso['all']['rows']:3} rows  MAPE {loso['all']['mape']:.1%}  bias {loso['all']['bias']:+.1%}")
+    print(f"({time.perf_counter() - start:.0f} s)")
+    if args.write:
+        report = {"base_overhead_s": base, "grid": list(grid),
+                  "predicted": {s.row.id: s.predicted for s in scored},
+                  "excluded": {rid: why for rid, why in excluded.items() if why},
+                  "slices": [[d, k, f] for d, k, f in table],
+                  "saturated": [[d, k, f] for d, k, f in saturated_table], "loso": loso}
+        REPORT.write_text(json.dumps(report, indent=1, sort_keys=True) + "\n")
+        RESIDUALS.write_text(render_residuals(residual_ranges(scored), base))
+        print(f"wrote {REPORT.relative_to(F.ROOT)} and {RESIDUALS.relative_to(F.ROOT)}")
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

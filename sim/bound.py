@@ -1,7 +1,11 @@
 """What limits an instance at a given load: read off a run's step log.
 
-Four candidates, checked in this order:
+Five candidates, checked in this order:
 
+``ttft``             the TTFT SLO, for prompts so long that one alone takes a large part of it
+                     (``TTFT_ALONE_SHARE``): the p99 TTFT sits at the SLO (``SLO_LEVEL``) while the
+                     TPOT SLO has room, so the rate stops far below the instance's throughput. A
+                     faster prefill (more FLOP/s, more GPUs) or a looser TTFT SLO would raise it;
 ``kv_capacity``      the KV reserved by running requests sits at the cache's size;
 ``max_num_seqs``     the number of running requests sits at the scheduler's limit;
 ``prefill_compute``  the steps' FLOP term is the larger roofline term (long prompt chunks, big
@@ -23,17 +27,32 @@ import numpy as np
 from sim.result import SimResult
 from sim.setup import Setup
 
-BOUNDS = ("prefill_compute", "decode_bandwidth", "kv_capacity", "max_num_seqs")
+BOUNDS = ("ttft", "prefill_compute", "decode_bandwidth", "kv_capacity", "max_num_seqs")
 LIMIT_LEVEL = 0.95     # "at the limit": this fraction of it or more
 LIMIT_SHARE = 0.10     # a limit binds when the instance is at it this share of its busy time
+SLO_LEVEL = 0.8        # an SLO binds when the run's p99 reaches this fraction of it
+TTFT_ALONE_SHARE = 0.25   # "long prompts": one request alone takes this share of the TTFT SLO
 
 
-def shares(setup: Setup, result: SimResult) -> dict:
+def shares(setup: Setup, result: SimResult, *, ttft_slo: float | None = None,
+           tpot_slo: float | None = None, ttft_alone: float | None = None) -> dict:
     """Time-weighted shares of the busy time: compute- vs memory-bound steps, and time at each limit.
 
     Keys: ``compute`` and ``memory`` (they sum to 1), ``kv_at_limit``, ``seqs_at_limit``, plus the
     peaks ``kv_peak`` (reserved KV / kv_capacity_tokens) and ``seqs_peak`` (running / max_num_seqs).
+    Given the SLOs, also ``ttft_level`` and ``tpot_level`` (the run's p99 over each SLO) and, given
+    the TTFT of a lone request, ``ttft_alone`` (that TTFT over the SLO).
     """
+    out = _step_shares(setup, result)
+    if ttft_slo and tpot_slo and len(result):
+        out["ttft_level"] = float(np.percentile(result.ttft, 99)) / ttft_slo
+        out["tpot_level"] = float(np.percentile(result.tpot, 99)) / tpot_slo
+        if ttft_alone is not None:
+            out["ttft_alone"] = ttft_alone / ttft_slo
+    return out
+
+
+def _step_shares(setup: Setup, result: SimResult) -> dict:
     steps = result.steps
     duration = steps.duration
     busy = float(duration.sum())
@@ -60,7 +79,11 @@ def shares(setup: Setup, result: SimResult) -> dict:
 
 
 def classify(share: dict) -> str:
-    """One of ``BOUNDS`` from ``shares(...)``: a capacity limit if one binds, else the roofline term."""
+    """One of ``BOUNDS`` from ``shares(...)``: the TTFT SLO for long prompts, else a capacity limit
+    if one binds, else the roofline term."""
+    if (share.get("ttft_alone", 0) >= TTFT_ALONE_SHARE and share.get("ttft_level", 0) >= SLO_LEVEL
+            and share.get("tpot_level", 1) < SLO_LEVEL):
+        return "ttft"
     limits = [(share["kv_at_limit"], "kv_capacity"), (share["seqs_at_limit"], "max_num_seqs")]
     top_share, top = max(limits)
     if top_share >= LIMIT_SHARE:

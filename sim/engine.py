@@ -66,6 +66,7 @@ def run_requests(setup: Setup, arrival: Sequence[float] | None, input_len: Seque
     w_bytes, kv_bytes, bw, overhead = setup.weight_bytes, setup.kv_bytes_per_token, setup.bandwidth, setup.step_overhead
     comm = setup.comm_s_per_token       # seconds per computed token (0: the handbook's rule)
     keep, serial = 1 - setup.kv_serial, setup.kv_serial   # KV read under the max / after it (1, 0: handbook)
+    kv_ratio = setup.kv_bandwidth_ratio                   # KV read speed relative to weights (1: handbook)
     step_time = setup.step_time
 
     now = 0.0
@@ -107,8 +108,9 @@ def run_requests(setup: Setup, arrival: Sequence[float] | None, input_len: Seque
                     compute, comm_d = two_p * decoders / flops, comm * decoders
                     t, c, k = now, context, 0
                     while k < quiet:
-                        memory = (w_bytes + kv_bytes * c * keep) / bw
-                        t += (memory if memory > compute else compute) + kv_bytes * c * serial / bw + overhead + comm_d
+                        kv = kv_bytes * c / kv_ratio
+                        memory = (w_bytes + kv * keep) / bw
+                        t += (memory if memory > compute else compute) + kv * serial / bw + overhead + comm_d
                         c += decoders
                         k += 1
                         if limit <= t:

@@ -36,6 +36,9 @@ class Setup:
                             the whole instance: 4 x layers x query heads x head dim (QK^T and PV);
                             0 in the handbook's model, which counts only the matmuls
     attn_mfu                fraction of peak_flops reached by prefill attention, in (0, 1]
+    kv_bandwidth_ratio      speed of the KV-cache read relative to ``bandwidth`` (attention kernels
+                            stream the cache at their own fraction of HBM bandwidth), in (0, 4];
+                            1 in the handbook's model
     """
 
     params: float
@@ -52,6 +55,7 @@ class Setup:
     kv_serial: float = 0.0
     attn_flops_per_pair: float = 0.0
     attn_mfu: float = 0.5
+    kv_bandwidth_ratio: float = 1.0
 
     def __post_init__(self) -> None:
         for f in fields(self):
@@ -67,6 +71,8 @@ class Setup:
         for name in ("mfu", "attn_mfu"):
             if not 0 < getattr(self, name) <= 1:
                 raise ValueError(f"Setup.{name} must be in (0, 1], got {getattr(self, name)!r}")
+        if not 0 < self.kv_bandwidth_ratio <= 4:
+            raise ValueError(f"Setup.kv_bandwidth_ratio must be in (0, 4], got {self.kv_bandwidth_ratio!r}")
         if not 0 <= self.kv_serial <= 1:
             raise ValueError(f"Setup.kv_serial must be in [0, 1], got {self.kv_serial!r}")
 
@@ -87,8 +93,9 @@ class Setup:
         compute = 2 * self.params * tokens / (self.peak_flops * self.mfu)
         if self.attn_flops_per_pair:
             compute = compute + self.attn_flops_per_pair * pairs / (self.peak_flops * self.attn_mfu)
-        memory = (self.weight_bytes + self.kv_bytes_per_token * context * (1 - self.kv_serial)) / self.bandwidth
-        serial = self.kv_bytes_per_token * context * self.kv_serial / self.bandwidth
+        kv = self.kv_bytes_per_token * context / self.kv_bandwidth_ratio     # bytes at weight-read speed
+        memory = (self.weight_bytes + kv * (1 - self.kv_serial)) / self.bandwidth
+        serial = kv * self.kv_serial / self.bandwidth
         return compute, memory, serial
 
     def step_time(self, tokens: int, context: int, pairs: int = 0) -> float:

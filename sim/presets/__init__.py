@@ -59,21 +59,22 @@ import difflib
 import math
 from dataclasses import fields
 
+from sim.presets import efficiency
 from sim.presets.gpus import GPU, GPUS
 from sim.presets.models import MODELS, Model
 from sim.setup import Setup
 
-DTYPE_BYTES = {"bf16": 2, "fp16": 2, "fp8": 1}
+DTYPE_BYTES = {"bf16": 2, "fp16": 2, "fp8": 1, "fp4": 0.5}
 MAX_TP = 8                    # one node: the GPU-to-GPU link modelled is the node's (NVLink, IF, PCIe)
 
-# Efficiency factors of the default (calibrated) preset, from measurements on one H200
-# (benchmarks/gpu/README.md); see the module docstring and tests/validation/README.md.
+# The handbook rule's defaults for factors a caller leaves out (measured on one H200,
+# benchmarks/gpu/README.md); the calibrated rule takes its factors from sim.presets.efficiency.
 MFU = 0.7                     # fraction of dense peak reached by the step's matmuls
 BANDWIDTH_UTIL = 0.75         # fraction of HBM bandwidth reached by the weight and KV reads
-KV_SERIAL = 1.0               # fraction of the KV read that adds to the step after the matmuls
-BASE_OVERHEAD_S = 1.0e-3      # scheduling and sampling per step (CUDA graphs: no launch cost)
-ALLREDUCE_LATENCY_S = 8e-6    # fixed cost of one small all-reduce
-LINK_UTIL = 0.7               # fraction of one link direction an all-reduce reaches
+# The calibrated rule's constants that no kernel table gives:
+KV_SERIAL = 1.0               # the KV read adds to the step after the matmuls (attention runs between them)
+BASE_OVERHEAD_S = 1.0e-3      # host work per step: scheduling, sampling, output processing
+RUNTIME_RESERVE_BYTES = 3.5 * 2**30   # per GPU: activations, CUDA graphs, communication buffers
 ACTIVATION_BYTES = 2          # all-reduces carry BF16 activations
 
 ALIASES = {"h100": "h100-sxm", "a100": "a100-80gb", "h200-sxm": "h200", "b200-sxm": "b200",
@@ -99,9 +100,12 @@ def instance(model_name: str, gpu_name: str, *, tp: int = 1, weight_dtype: str =
              max_num_seqs: int = 512, **overrides) -> Setup:
     """A ``Setup`` for ``model_name`` served with tensor parallelism ``tp`` on ``gpu_name`` GPUs.
 
-    ``overrides`` replace any derived Setup field (``weight_bytes=...``, ``kv_capacity_tokens=...``).
-    Raises ValueError with the reason for an unknown name, a dtype the GPU lacks, a tp the model's
-    heads do not divide, or weights that do not fit in ``tp`` GPUs.
+    Two rules (see the module docstring): without ``step_overhead`` the calibrated step model, every
+    efficiency term from kernel measurements (``sim.presets.efficiency``); with it, the handbook's
+    roofline with the factors given. ``overrides`` replace any derived Setup field
+    (``weight_bytes=...``, ``kv_capacity_tokens=...``). Raises ValueError with the reason for an
+    unknown name, a dtype the GPU lacks, a tp the model's heads do not divide, or weights that do
+    not fit in ``tp`` GPUs.
     """
     m, g = model(model_name), gpu(gpu_name)
     if isinstance(tp, bool) or not isinstance(tp, int) or not 1 <= tp <= MAX_TP:
@@ -112,15 +116,19 @@ def instance(model_name: str, gpu_name: str, *, tp: int = 1, weight_dtype: str =
     for name, value in (("weight_dtype", weight_dtype), ("kv_dtype", kv_dtype)):
         if value not in DTYPE_BYTES:
             raise ValueError(f"{name} must be one of {sorted(DTYPE_BYTES)}, got {value!r}")
-    peak = tp * g.flops(weight_dtype)             # raises for FP8 on a GPU without it
+    peak = g.flops(weight_dtype)                  # raises for FP8/FP4 on a GPU without it
     if not (isinstance(mem_util, (int, float)) and 0 < mem_util <= 1):
         raise ValueError(f"mem_util must be in (0, 1], got {mem_util!r}")
-    bandwidth_util = BANDWIDTH_UTIL if bandwidth_util is None else bandwidth_util
-    if not (isinstance(bandwidth_util, (int, float)) and 0 < bandwidth_util <= 1):
+    if bandwidth_util is not None and not (isinstance(bandwidth_util, (int, float)) and 0 < bandwidth_util <= 1):
         raise ValueError(f"bandwidth_util must be in (0, 1], got {bandwidth_util!r}")
+    handbook = step_overhead is not None
 
     weight_bytes = m.total_params * DTYPE_BYTES[weight_dtype]
-    usable = g.memory * mem_util
+    kv_bytes = kv_bytes_per_token(m, tp, kv_dtype)
+    if handbook:                                  # the chapter's memory: datasheet GB x mem_util
+        usable = g.memory * mem_util
+    else:                                         # what the driver reports, less the runtime's share
+        usable = efficiency.memory(gpu_key(gpu_name), g.memory) * mem_util - RUNTIME_RESERVE_BYTES
     if weight_bytes / tp >= usable:
         need = math.ceil(weight_bytes / usable)
         raise ValueError(
@@ -128,26 +136,27 @@ def instance(model_name: str, gpu_name: str, *, tp: int = 1, weight_dtype: str =
             f"weights is {weight_bytes / tp / 1e9:.1f} GB per GPU, and {g.memory / 1e9:.0f} GB x mem_util "
             f"{mem_util} leaves {usable / 1e9:.1f} GB; it needs tp >= {need} GPUs (with room for KV), "
             "a smaller weight_dtype, or a larger GPU")
-    kv_bytes = kv_bytes_per_token(m, tp, kv_dtype)
     kv_capacity = int((tp * usable - weight_bytes) / kv_bytes)
 
-    if step_overhead is None:
-        step_overhead = BASE_OVERHEAD_S + (2 * m.layers * ALLREDUCE_LATENCY_S if tp > 1 else 0.0)
-        if comm_s_per_token is None:
-            comm_s_per_token = allreduce_s_per_token(m, g, tp)
-        if kv_serial is None:
-            kv_serial = KV_SERIAL
-    else:                                         # the handbook's rule, as in the chapter
-        if comm_s_per_token is None:
-            comm_s_per_token = 0.0                # the given overhead stands for the communication
-        if kv_serial is None:
-            kv_serial = 0.0
-
-    values = dict(params=float(m.active_params), weight_bytes=float(weight_bytes),
-                  kv_bytes_per_token=float(kv_bytes), kv_capacity_tokens=kv_capacity, peak_flops=peak,
-                  bandwidth=tp * g.bandwidth * bandwidth_util, mfu=MFU if mfu is None else mfu,
-                  step_overhead=step_overhead, max_num_batched_tokens=max_num_batched_tokens,
-                  max_num_seqs=max_num_seqs, comm_s_per_token=comm_s_per_token, kv_serial=kv_serial)
+    if handbook:
+        values = dict(params=float(m.active_params), mfu=MFU if mfu is None else mfu,
+                      bandwidth=tp * g.bandwidth * (BANDWIDTH_UTIL if bandwidth_util is None else bandwidth_util),
+                      step_overhead=step_overhead,
+                      comm_s_per_token=0.0 if comm_s_per_token is None else comm_s_per_token,
+                      kv_serial=0.0 if kv_serial is None else kv_serial)
+    else:
+        values = calibrated(m, g, gpu_key(gpu_name), tp, weight_dtype, kv_dtype)
+        if mfu is not None:
+            values["mfu"] = mfu
+        if bandwidth_util is not None:
+            values["bandwidth"] = tp * g.bandwidth * bandwidth_util
+        if comm_s_per_token is not None:
+            values["comm_s_per_token"] = comm_s_per_token
+        if kv_serial is not None:
+            values["kv_serial"] = kv_serial
+    values.update(weight_bytes=float(weight_bytes), kv_bytes_per_token=float(kv_bytes),
+                  kv_capacity_tokens=kv_capacity, peak_flops=tp * peak,
+                  max_num_batched_tokens=max_num_batched_tokens, max_num_seqs=max_num_seqs)
     known = {f.name for f in fields(Setup)}
     unknown = set(overrides) - known
     if unknown:
@@ -158,6 +167,24 @@ def instance(model_name: str, gpu_name: str, *, tp: int = 1, weight_dtype: str =
     return Setup(**values)
 
 
+def calibrated(m: Model, g: GPU, key: str, tp: int, weight_dtype: str, kv_dtype: str) -> dict:
+    """The calibrated step model's Setup fields (besides sizes and peaks), from kernel measurements."""
+    layer_params = (m.active_params - 2 * m.embedding_params) / m.layers
+    t = efficiency.terms(key, g.flops(weight_dtype), g.bandwidth, weight_dtype, kv_dtype, tp, layer_params / tp)
+    allreduces = 2 * m.layers if tp > 1 else 0          # after attention and after the MLP
+    return dict(
+        params=float(m.active_params - m.embedding_params),
+        mfu=t.mfu, bandwidth=tp * g.bandwidth * t.bandwidth_util, kv_serial=KV_SERIAL,
+        kv_bandwidth_ratio=t.kv_bandwidth_ratio,
+        attn_flops_per_pair=float(m.attention_flops_per_pair()), attn_mfu=t.attn_mfu,
+        step_overhead=BASE_OVERHEAD_S + m.layers * t.layer_fixed_s + allreduces * t.allreduce_alpha_s,
+        comm_s_per_token=allreduces * m.hidden * ACTIVATION_BYTES / t.allreduce_beta if tp > 1 else 0.0)
+
+
+def gpu_key(name: str) -> str:
+    return _resolve("gpu", name, GPUS)
+
+
 def kv_bytes_per_token(m: Model, tp: int, kv_dtype: str) -> int:
     """KV-cache bytes one token occupies over the whole instance (see the module docstring)."""
     size = DTYPE_BYTES[kv_dtype]
@@ -165,16 +192,6 @@ def kv_bytes_per_token(m: Model, tp: int, kv_dtype: str) -> int:
         return tp * m.kv_values_per_token() * size       # every GPU keeps the whole latent
     heads = max(m.kv_heads, tp)                           # at least one KV head per GPU
     return 2 * m.layers * heads * m.head_dim * size
-
-
-def allreduce_s_per_token(m: Model, g: GPU, tp: int) -> float:
-    """Seconds of all-reduce traffic per token: 2 per layer of the BF16 hidden state, each moving
-    2 (tp-1)/tp of it per GPU each way over a ring, or once with in-switch reduction (``g.nvls``)."""
-    if tp == 1:
-        return 0.0
-    data = 2 * m.layers * m.hidden * ACTIVATION_BYTES
-    share = 1.0 if g.nvls else 2 * (tp - 1) / tp
-    return data * share / (g.interconnect / 2 * LINK_UTIL)
 
 
 def _resolve(kind: str, name, table: dict) -> str:

@@ -28,13 +28,18 @@ class GPU:
     interconnect: float          # GPU-to-GPU bandwidth, bytes/s, both directions together
     source: str
     nvls: bool = False           # in-switch all-reduce (NVLink SHARP) available
+    fp4_flops: float | None = None   # dense FP4 tensor FLOP/s (Blackwell); None elsewhere
 
     def flops(self, dtype: str) -> float:
-        """Dense tensor FLOP/s for matmuls in ``dtype`` ("bf16" or "fp8")."""
+        """Dense tensor FLOP/s for matmuls in ``dtype`` ("bf16", "fp16", "fp8" or "fp4")."""
         if dtype == "fp8":
             if self.fp8_flops is None:
                 raise ValueError(f"{self.name} has no FP8 tensor cores: use weight_dtype='bf16'")
             return self.fp8_flops
+        if dtype == "fp4":
+            if self.fp4_flops is None:
+                raise ValueError(f"{self.name} has no FP4 tensor cores: use weight_dtype='fp8' or 'bf16'")
+            return self.fp4_flops
         return self.bf16_flops
 
 
@@ -57,7 +62,16 @@ GPUS = {
     # fifth-generation NVLink 1.8 TB/s.
     "b200": GPU("B200 SXM", 2250 * T, 4500 * T, 8e12, 180 * GB, 1800 * GB,
                 "https://www.nvidia.com/en-us/data-center/hgx/ and https://www.nvidia.com/en-us/data-center/dgx-b200/",
-                nvls=True),
+                nvls=True, fp4_flops=9000 * T),
+    # NVIDIA GB200 NVL72 specifications, per GPU (the rack's figures / 72): FP4 20 PF, FP8 10 PF,
+    # BF16 5 PF with sparsity (10 / 5 / 2.5 PF dense), 186 GB HBM3e at 8 TB/s, NVLink 1.8 TB/s.
+    "gb200": GPU("GB200 (NVL72)", 2500 * T, 5000 * T, 8e12, 186 * GB, 1800 * GB,
+                 "https://www.nvidia.com/en-us/data-center/gb200-nvl72/ (GB200 NVL72 specifications)",
+                 nvls=True, fp4_flops=10000 * T),
+    # NVIDIA GH200 Grace Hopper Superchip datasheet: the H100's tensor cores (989.5 BF16 / 1,979 FP8
+    # TFLOPS dense), 96 GB HBM3 at 4 TB/s (the first version), NVLink 900 GB/s.
+    "gh200": GPU("GH200 (96 GB)", 989.5 * T, 1979 * T, 4.0e12, 96 * GB, 900 * GB,
+                 "https://www.nvidia.com/en-us/data-center/grace-hopper-superchip/ (GH200 datasheet)"),
     # NVIDIA L40S datasheet: BF16 362.05 TFLOPS and FP8 733 TFLOPS dense (733 / 1,466 with
     # sparsity), 48 GB GDDR6 at 864 GB/s, no NVLink: PCIe Gen4 x16, 64 GB/s both directions.
     "l40s": GPU("L40S", 362.05 * T, 733 * T, 864 * GB, 48 * GB, 64 * GB,
@@ -66,4 +80,8 @@ GPUS = {
     # at 5.3 TB/s, Infinity Fabric 896 GB/s aggregate peak per GPU (7 links x 128 GB/s).
     "mi300x": GPU("MI300X", 1307.4 * T, 2614.9 * T, 5.3e12, 192 * GB, 896 * GB,
                   "https://www.amd.com/en/products/accelerators/instinct/mi300/mi300x.html (MI300X data sheet)"),
+    # AMD Instinct MI325X data sheet: the MI300X's compute (1,307.4 BF16 / 2,614.9 FP8 TFLOPS dense),
+    # 256 GB HBM3E at 6 TB/s, the same Infinity Fabric links.
+    "mi325x": GPU("MI325X", 1307.4 * T, 2614.9 * T, 6.0e12, 256 * GB, 896 * GB,
+                  "https://www.amd.com/en/products/accelerators/instinct/mi300/mi325x.html (MI325X data sheet)"),
 }

@@ -81,6 +81,18 @@ class Model:
         """Weights one token is multiplied by (routed experts: only its top-k): what FLOPs scale with."""
         return self._layer_params(self.experts_per_token if self.is_moe else 0) + self._embedding_params()
 
+    @property
+    def embedding_params(self) -> int:
+        """The input embedding table: a lookup, no FLOPs (the LM head, a matmul, is counted)."""
+        return self.vocab * self.hidden
+
+    def attention_flops_per_pair(self) -> int:
+        """FLOPs of attention for one (query, key) pair over all layers: QK^T and PV, 2 each per
+        multiply-add, over every query head's dimensions."""
+        if self.kv_lora_rank:
+            return 2 * self.layers * self.heads * (self.nope_dim + self.rope_dim + self.v_head_dim)
+        return 4 * self.layers * self.heads * self.head_dim
+
     def kv_values_per_token(self) -> int:
         """Numbers cached per token over all layers: K and V per KV head, or MLA's compressed latent
         (kv_lora_rank) plus the shared RoPE key (rope_dim), one copy per layer."""
@@ -92,6 +104,9 @@ class Model:
 HF = "https://huggingface.co/{}/blob/main/config.json"
 
 MODELS = {
+    # Llama-2-7B: multi-head attention (32 KV heads), the model of older engine benchmarks.
+    "llama-2-7b": Model("Llama-2-7B", 32, 4096, 32, 32, 128, 32000, 11008,
+                        source=HF.format("meta-llama/Llama-2-7b-hf")),
     "llama-3-8b": Model("Llama-3-8B", 32, 4096, 32, 8, 128, 128256, 14336,
                         source=HF.format("meta-llama/Meta-Llama-3-8B")),
     "llama-3-70b": Model("Llama-3-70B", 80, 8192, 64, 8, 128, 128256, 28672,

@@ -1,0 +1,540 @@
+"""The validation harness: published measurements (tests/validation/) against the simulator.
+
+Every row of ``tests/validation/rows_*.csv`` is one published number: a model served on a GPU type
+at a tensor-parallel size, under a stated workload, and one metric of it (output tokens/s, TTFT,
+ITL, ...). ``predict(row)`` runs the same workload through ``sim`` with the presets' default
+(calibrated) factors and returns the simulator's value of that metric; nothing in this file is
+tuned per row. The engine-level defaults (``ENGINES``) stand in for what a row does not state
+(batch limits, memory fraction), one set per engine family.
+
+How each scenario is simulated (``instances`` = num_gpus / (tp x pp) data-parallel copies, each
+taking an even share of the load):
+
+- ``offline``: the row's request count (``num_requests=N`` in its assumptions, else
+  ``OFFLINE_REQUESTS`` per instance) all arrive at t = 0; throughput = tokens / time to the last finish.
+- ``concurrency``: a closed loop of ``concurrency`` clients (shared evenly), no think time. Its
+  latency statistics leave out the first wave (one request per client), which all arrive at t = 0
+  together: a start-up burst, where benchmark clients measure the steady state after a warm-up.
+- ``rate``: Poisson arrivals at ``concurrency`` requests/s over the system (the column holds the rate).
+- ``server`` / ``interactive`` (MLPerf): throughput rows are the largest Poisson rate meeting the
+  scenario's p99 TTFT and TPOT limits (LoadGen checks each percentile on its own). Latency rows are
+  simulated at the published rate (``samples_s=``). Those runs sit at 90-100 % of the system's
+  offline throughput, where latency depends on how the scheduler queues work at saturation (a real
+  engine grows its batch and slows every step; the handbook's reservation rule keeps the batch and
+  queues new requests), not only on the step model: ``saturated(row)`` marks them, and the report keeps
+  them out of the headline figures and the fit, in a slice of their own.
+
+Lengths are the row's integers, or a dataset's distribution from ``datasets.json``: a lognormal
+with the published mean and median (capped at the published maximum), never a length inferred
+through the model under test.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+import numpy as np
+
+from sim import lengths, presets, run, workload
+from sim.metrics import percentile
+
+ROOT = Path(__file__).resolve().parents[1]
+DATA = ROOT / "tests" / "validation"
+
+COLUMNS = ["id", "source", "model", "gpu", "num_gpus", "tp", "pp", "weight_dtype", "kv_dtype", "engine",
+           "scenario", "input", "output", "concurrency", "max_num_seqs", "metric", "statistic", "value",
+           "assumptions"]
+SCENARIOS = ("offline", "concurrency", "rate", "server", "interactive")
+METRICS = ("output_tok_s", "output_tok_s_per_gpu", "total_tok_s", "req_s", "samples_s",
+           "ttft_s", "itl_s", "tpot_s", "e2e_s")
+THROUGHPUT = ("output_tok_s", "output_tok_s_per_gpu", "total_tok_s", "req_s", "samples_s")
+STATISTICS = ("value", "mean", "median", "p90", "p99")
+
+# Published model names that share a preset's shapes (Llama 3.1 / 3.3 differ from 3 only in RoPE
+# scaling and context length, which the step model does not see).
+MODELS = {"llama-3.1-8b": "llama-3-8b", "llama-3.1-70b": "llama-3-70b", "llama-3.3-70b": "llama-3-70b"}
+
+# Batch limits and memory fraction where a row does not state them, by engine family: TensorRT-LLM
+# (trtllm-bench picks up to 2048 sequences and 8192 tokens per step; KV takes 0.9 of free memory),
+# vLLM (V0's 256 sequences, V1's 1024 on 80 GB+ GPUs; 0.9 of memory), SGLang (chunked prefill of
+# 8192, running requests bounded by memory).
+ENGINES = {
+    "tensorrt-llm": dict(max_num_seqs=2048, max_num_batched_tokens=8192, mem_util=0.9),
+    "nim": dict(max_num_seqs=2048, max_num_batched_tokens=8192, mem_util=0.9),
+    "vllm": dict(max_num_seqs=256, max_num_batched_tokens=8192, mem_util=0.9),
+    "sglang": dict(max_num_seqs=1024, max_num_batched_tokens=8192, mem_util=0.88),
+    "mlperf": dict(max_num_seqs=1024, max_num_batched_tokens=8192, mem_util=0.9),
+}
+OFFLINE_REQUESTS = 2000            # per instance (at least 16 batches), where a row does not say
+CLOSED_LOOP_ROUNDS = 8             # requests per client in a concurrency run
+RATE_REQUESTS = 1000               # requests of a Poisson run, where a row does not say
+SERVER_DURATION_S = 600            # simulated seconds per trial of an MLPerf server search
+MLPERF_LIMITS = {                  # (p99 TTFT, p99 TPOT) seconds, per model and scenario
+    ("llama-2-70b", "server"): (2.0, 0.2), ("llama-2-70b", "interactive"): (0.45, 0.04),
+    ("mixtral-8x7b", "server"): (2.0, 0.2),
+    ("llama-3.1-405b", "server"): (6.0, 0.175),
+    ("llama-3.1-8b", "server"): (2.0, 0.1), ("llama-3.1-8b", "interactive"): (0.5, 0.03),
+}
+
+
+@dataclass(frozen=True)
+class Row:
+    """One published number and what it was measured on (the CSV's columns, typed)."""
+
+    id: str
+    source: str
+    model: str
+    gpu: str
+    num_gpus: int
+    tp: int
+    pp: int
+    weight_dtype: str
+    kv_dtype: str
+    engine: str
+    scenario: str
+    input: str
+    output: str
+    concurrency: float | None
+    max_num_seqs: int | None
+    metric: str
+    statistic: str
+    value: float
+    assumptions: str
+    file: str = ""
+
+    @property
+    def instances(self) -> int:
+        return self.num_gpus // (self.tp * self.pp)
+
+    @property
+    def slice_keys(self) -> dict:
+        return {"gpu": self.gpu, "tp": f"tp{self.tp}", "model": self.model, "metric": self.metric,
+                "source": self.source}
+
+
+# --- Reading and checking the files ------------------------------------------------------------
+
+def row_files(folder: Path = DATA) -> list[Path]:
+    return sorted(Path(folder).glob("rows_*.csv"))
+
+
+def load_rows(folder: Path = DATA) -> list[Row]:
+    """Every row of every ``rows_*.csv``; raises ValueError naming the file, line and column."""
+    out = []
+    for path in row_files(folder):
+        with path.open(newline="") as f:
+            reader = csv.DictReader(f)
+            if reader.fieldnames != COLUMNS:
+                raise ValueError(f"{path.name}: columns must be {COLUMNS}, got {reader.fieldnames}")
+            for line, raw in enumerate(reader, start=2):
+                try:
+                    out.append(_typed(raw, path.name))
+                except ValueError as e:
+                    raise ValueError(f"{path.name} line {line}: {e}") from None
+    return out
+
+
+def _typed(raw: dict, file: str) -> Row:
+    def whole(name, low=1, optional=False):
+        text = (raw[name] or "").strip()
+        if not text and optional:
+            return None
+        if not re.fullmatch(r"\d+", text) or int(text) < low:
+            raise ValueError(f"{name} must be a whole number >= {low}, got {text!r}")
+        return int(text)
+
+    def real(name, optional=False):
+        text = (raw[name] or "").strip()
+        if not text and optional:
+            return None
+        try:
+            value = float(text)
+        except ValueError:
+            raise ValueError(f"{name} must be a number, got {text!r}") from None
+        if not (math.isfinite(value) and value > 0):
+            raise ValueError(f"{name} must be a positive number, got {text!r}")
+        return value
+
+    for name, allowed in (("scenario", SCENARIOS), ("metric", METRICS), ("statistic", STATISTICS)):
+        if raw[name] not in allowed:
+            raise ValueError(f"{name} must be one of {allowed}, got {raw[name]!r}")
+    for name in ("id", "source", "model", "gpu", "engine", "input", "output"):
+        if not (raw[name] or "").strip():
+            raise ValueError(f"{name} is empty")
+    row = Row(id=raw["id"].strip(), source=raw["source"].strip(), model=raw["model"].strip(),
+              gpu=raw["gpu"].strip(), num_gpus=whole("num_gpus"), tp=whole("tp"), pp=whole("pp"),
+              weight_dtype=raw["weight_dtype"].strip(), kv_dtype=raw["kv_dtype"].strip(),
+              engine=raw["engine"].strip(), scenario=raw["scenario"], input=raw["input"].strip(),
+              output=raw["output"].strip(), concurrency=real("concurrency", optional=True),
+              max_num_seqs=whole("max_num_seqs", optional=True), metric=raw["metric"],
+              statistic=raw["statistic"], value=real("value"), assumptions=raw["assumptions"] or "",
+              file=file)
+    if row.num_gpus % (row.tp * row.pp):
+        raise ValueError(f"num_gpus {row.num_gpus} is not a multiple of tp x pp = {row.tp * row.pp}")
+    if row.scenario in ("concurrency", "rate") and row.concurrency is None:
+        raise ValueError(f"a {row.scenario} row needs the concurrency column (clients or req/s)")
+    return row
+
+
+def load_sources(folder: Path = DATA) -> dict[str, dict]:
+    with (Path(folder) / "sources.csv").open(newline="") as f:
+        return {r["source"]: r for r in csv.DictReader(f)}
+
+
+def load_datasets(folder: Path = DATA) -> dict[str, dict]:
+    return json.loads((Path(folder) / "datasets.json").read_text())
+
+
+def problems(rows: list[Row], sources: dict, datasets: dict) -> list[str]:
+    """What is wrong with the files as a whole (empty when they are consistent)."""
+    found = []
+    seen = set()
+    for r in rows:
+        if r.id in seen:
+            found.append(f"{r.id}: duplicate id")
+        seen.add(r.id)
+        if r.source not in sources:
+            found.append(f"{r.id}: source {r.source!r} is not in sources.csv")
+        for side in ("input", "output"):
+            text = getattr(r, side)
+            if not text.isdigit() and text not in datasets:
+                found.append(f"{r.id}: {side} {text!r} is neither a token count nor a dataset in datasets.json")
+    for key, s in sources.items():
+        if not (s.get("url", "").startswith("https://") and s.get("title") and s.get("date")):
+            found.append(f"source {key}: needs an https url, a title and a date")
+    return found
+
+
+# --- What the simulator can run ----------------------------------------------------------------
+
+def preset_model(row: Row) -> str:
+    return MODELS.get(row.model, row.model)
+
+
+def unsupported(row: Row, datasets: dict | None = None) -> str | None:
+    """Why the simulator cannot run this row as published (None when it can)."""
+    if row.pp > 1:
+        return "pipeline parallelism is not modelled"
+    if row.metric == "e2e_s" and row.scenario == "offline":
+        return "offline end-to-end latency depends on the engine's admission order, not on the step model"
+    if row.scenario in ("server", "interactive"):
+        if (preset_model(row), row.scenario) not in MLPERF_LIMITS and (row.model, row.scenario) not in MLPERF_LIMITS:
+            return f"no latency limits known for {row.model} {row.scenario}"
+        if row.metric not in THROUGHPUT and keyed(row, "samples_s") is None:
+            return "the run's samples/s is not stated, so its load is unknown"
+    try:
+        presets.model(preset_model(row))
+        presets.gpu(row.gpu)
+        setup_for(row)
+    except ValueError as e:
+        return str(e)
+    datasets = load_datasets() if datasets is None else datasets
+    for side in ("input", "output"):
+        text = getattr(row, side)
+        if not text.isdigit() and "mean" not in datasets.get(text, {}).get(side, {}):
+            return f"dataset {text!r} has no published {side} length statistics"
+    return None
+
+
+def engine_defaults(row: Row) -> dict:
+    name = row.engine.lower()
+    for key, values in ENGINES.items():
+        if key in name.replace(" ", "-") or key in row.source.lower():
+            return dict(values)
+    return dict(ENGINES["vllm"])
+
+
+def setup_for(row: Row, **factors):
+    """One instance of the row's deployment with the presets' default factors (or ``factors``)."""
+    d = engine_defaults(row)
+    if row.max_num_seqs:
+        d["max_num_seqs"] = row.max_num_seqs
+    return presets.instance(preset_model(row), row.gpu, tp=row.tp, weight_dtype=row.weight_dtype,
+                            kv_dtype=row.kv_dtype or None, mem_util=d["mem_util"],
+                            max_num_seqs=d["max_num_seqs"], max_num_batched_tokens=d["max_num_batched_tokens"],
+                            **factors)
+
+
+def length_of(row: Row, side: str, datasets: dict) -> lengths.Length:
+    """A fixed count, or the dataset's published distribution.
+
+    With published quantiles (p10, median, p90, p99, max) the lengths are drawn from the piecewise-
+    linear inverse CDF through them (from 1 at the bottom); with only a mean and a median, from a
+    lognormal with that mean and median. A row that states the run's own mean output
+    (``output_mean=...``: the log's tokens/s over samples/s, a measurement) rescales the
+    dataset's output shape to that mean; otherwise a dataset's ``generated_mean`` (what the model
+    generated on it, when published) is used in place of the reference answers' mean.
+    """
+    text = getattr(row, side)
+    if text.isdigit():
+        return lengths.fixed(int(text))
+    facts = datasets[text][side]
+    mean = float(facts["mean"])
+    target = keyed(row, "output_mean") if side == "output" else None
+    if target is None and side == "output":
+        target = facts.get("generated_mean")
+    return _dataset_length(text, side, json.dumps(facts, sort_keys=True), float(target or mean))
+
+
+QUANTILES = (("p10", 0.10), ("median", 0.50), ("p90", 0.90), ("p99", 0.99), ("max", 1.0))
+
+
+@lru_cache(maxsize=None)
+def _dataset_length(name: str, side: str, facts_json: str, mean: float) -> lengths.Length:
+    facts = json.loads(facts_json)
+    high = int(facts["max"]) if facts.get("max") else None
+    points = [(q, float(facts[k])) for k, q in QUANTILES if facts.get(k)]
+    if len(points) >= 3:
+        qs, xs = zip(*([(0.0, 1.0)] + points))
+        grid = (np.arange(20000) + 0.5) / 20000
+        samples = np.interp(grid, qs, xs) * (mean / float(facts["mean"]))
+        samples = np.clip(np.rint(samples), 1, high or None).astype(int)
+        return lengths.empirical(samples.tolist())
+    median = float(facts.get("median") or 0)
+    cv = math.sqrt(math.exp(2 * math.log(mean / median)) - 1) if 0 < median < mean else 1.0
+    return _capped_lognormal(mean, cv, high)
+
+
+@lru_cache(maxsize=None)
+def _capped_lognormal(mean: float, cv: float, high: int | None) -> lengths.Length:
+    """A lognormal whose mean after capping at ``high`` is ``mean`` (a cap lowers a plain one's)."""
+    target, dist = mean, lengths.lognormal(mean, cv, high=high)
+    for _ in range(30):
+        got = dist.mean
+        if abs(got - mean) < 0.05 * max(1.0, mean / 100):
+            break
+        target *= mean / got
+        dist = lengths.lognormal(target, cv, high=high)
+    return dist
+
+
+def keyed(row: Row, key: str) -> float | None:
+    """A number the row's assumptions state as ``key=value`` (num_requests, samples_s, output_mean)."""
+    m = re.search(rf"\b{key}\s*=\s*([0-9]+(?:\.[0-9]+)?)", row.assumptions)
+    return float(m.group(1)) if m else None
+
+
+def _num_requests(row: Row, default: int) -> int:
+    n = keyed(row, "num_requests") or keyed(row, "num_prompts")
+    return int(n) if n else default
+
+
+# --- Predicting one row ------------------------------------------------------------------------
+
+def predict(row: Row, datasets: dict | None = None, seed: int = 0, **factors) -> float:
+    """The simulator's value of the row's metric and statistic, for the whole system."""
+    datasets = load_datasets() if datasets is None else datasets
+    setup = setup_for(row, **factors)
+    inp, out = length_of(row, "input", datasets), length_of(row, "output", datasets)
+    k = row.instances
+    if row.scenario in ("server", "interactive") and row.metric in THROUGHPUT:
+        limits = MLPERF_LIMITS.get((row.model, row.scenario)) or MLPERF_LIMITS[(preset_model(row), row.scenario)]
+        rate = k * _server_rate(setup, inp, out, limits, seed)
+        return _throughput(row, rate * out.mean, rate, inp.mean)
+    result = _run(row, setup, inp, out, k, datasets, seed)
+    if row.metric in THROUGHPUT:
+        makespan = float(result.finish.max() - result.arrival.min())
+        rate = k * len(result) / makespan
+        return _throughput(row, k * float(result.output_len.sum()) / makespan, rate,
+                           float(result.input_len.mean()))
+    warmup = max(1, round(row.concurrency / k)) if row.scenario == "concurrency" else 0
+    return _latency(row, result, warmup)
+
+
+def _throughput(row: Row, output_tok_s: float, req_s: float, mean_input: float) -> float:
+    if row.metric == "output_tok_s":
+        return output_tok_s
+    if row.metric == "output_tok_s_per_gpu":
+        return output_tok_s / row.num_gpus
+    if row.metric == "total_tok_s":
+        return output_tok_s + req_s * mean_input
+    return req_s                                     # req_s, samples_s
+
+
+def _run(row: Row, setup, inp, out, k: int, datasets: dict, seed: int):
+    """One instance's share of the row's workload."""
+    if row.scenario == "offline":
+        n = max(1, _num_requests(row, k * max(OFFLINE_REQUESTS, 16 * setup.max_num_seqs)) // k)
+        return run(setup, workload.offline(n, inp, out, seed=seed))
+    if row.scenario == "concurrency":
+        clients = max(1, round(row.concurrency / k))
+        return run(setup, workload.closed_loop(clients, max(CLOSED_LOOP_ROUNDS * clients, 64), inp, out, seed=seed))
+    if row.scenario == "rate":
+        n = max(200, _num_requests(row, RATE_REQUESTS) // k)
+        return run(setup, workload.poisson(row.concurrency / k, n, inp, out, seed=seed))
+    rate = published_rate(row) / k          # server/interactive latency: at the published rate
+    return run(setup, workload.poisson(rate, max(400, int(rate * SERVER_DURATION_S)), inp, out, seed=seed))
+
+
+def _latency(row: Row, result, warmup: int = 0) -> float:
+    """The row's statistic over the requests after the first ``warmup`` (arrival order)."""
+    keep = np.arange(len(result)) >= warmup
+    values = {"ttft_s": result.ttft, "tpot_s": result.tpot, "e2e_s": result.e2e}
+    if row.metric == "itl_s":
+        if row.statistic == "mean":               # benchmark tools average each request's gaps
+            return float(result.tpot[keep & (result.output_len > 1)].mean())
+        return _itl(result)[row.statistic]
+    v = values[row.metric][keep]
+    if row.metric == "tpot_s":
+        v = v[result.output_len[keep] > 1]
+    if row.statistic == "mean":
+        return float(v.mean())
+    q = {"median": 50, "value": 50, "p90": 90, "p99": 99}[row.statistic]
+    return float(np.percentile(v, q))
+
+
+def _itl(result) -> dict:
+    """Percentiles of every gap between two output tokens (each decode step is one gap per decoder)."""
+    steps = result.steps
+    return {s: percentile(steps.duration, q, weights=steps.decoders)
+            for s, q in (("median", 50), ("value", 50), ("p90", 90), ("p99", 99))}
+
+
+@lru_cache(maxsize=1)
+def _all_rows() -> tuple:
+    return tuple(load_rows())
+
+
+def published_rate(row: Row) -> float:
+    """Requests/s the whole system ran at in an MLPerf server row (``samples_s=`` in its assumptions)."""
+    rate = keyed(row, "samples_s")
+    if rate is None:
+        raise ValueError(f"{row.id}: a server latency row needs samples_s=... (the run's samples/s)")
+    return rate
+
+
+def _server_rate(setup, inp, out, limits, seed: int, rel_tol: float = 0.01) -> float:
+    """The largest Poisson rate (req/s, one instance) with p99 TTFT and p99 TPOT within ``limits``."""
+    ttft_limit, tpot_limit = limits
+
+    def ok(rate: float) -> bool:
+        res = run(setup, workload.poisson(rate, max(400, int(rate * SERVER_DURATION_S)), inp, out, seed=seed))
+        tpot = res.tpot[res.output_len > 1]
+        return np.percentile(res.ttft, 99) <= ttft_limit and np.percentile(tpot, 99) <= tpot_limit
+
+    probe = run(setup, workload.offline(2000, inp, out, seed=seed))
+    capacity = len(probe) / float(probe.finish.max())
+    lo, hi = 0.5 * capacity, 1.05 * capacity
+    while not ok(lo):
+        hi, lo = lo, lo * 0.6
+        if lo < 1e-4 * capacity:
+            return 0.0
+    while ok(hi):
+        lo, hi = hi, hi * 1.3
+    while hi - lo > rel_tol * lo:
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if ok(mid) else (lo, mid)
+    return lo
+
+
+# --- Scoring -----------------------------------------------------------------------------------
+
+def saturated(row: Row) -> bool:
+    """A latency row of an MLPerf server/interactive run: measured at the system's saturation."""
+    return row.scenario in ("server", "interactive") and row.metric not in THROUGHPUT
+
+
+@dataclass(frozen=True)
+class Scored:
+    row: Row
+    predicted: float
+
+    @property
+    def error(self) -> float:
+        """Signed relative error, predicted / published - 1."""
+        return self.predicted / self.row.value - 1
+
+
+def evaluate(rows: list[Row], datasets: dict | None = None, progress=None, **factors) -> list[Scored]:
+    datasets = load_datasets() if datasets is None else datasets
+    out = []
+    for i, row in enumerate(rows):
+        out.append(Scored(row, predict(row, datasets, **factors)))
+        if progress:
+            progress(i + 1, len(rows), row)
+    return out
+
+
+def mape(errors) -> float:
+    errors = list(errors)
+    if not errors:
+        raise ValueError("no rows")
+    return sum(abs(e) for e in errors) / len(errors)
+
+
+def bias(errors) -> float:
+    errors = list(errors)
+    if not errors:
+        raise ValueError("no rows")
+    return sum(errors) / len(errors)
+
+
+def slices(scored: list[Scored]) -> dict[str, dict[str, dict]]:
+    """MAPE, signed bias and row count per slice: by gpu, tp, model, metric and source; plus 'all'."""
+    out: dict[str, dict[str, dict]] = {"all": {"all": _figures([s.error for s in scored])}}
+    for dim in ("gpu", "tp", "model", "metric", "source"):
+        groups: dict[str, list[float]] = {}
+        for s in scored:
+            groups.setdefault(s.row.slice_keys[dim], []).append(s.error)
+        out[dim] = {k: _figures(v) for k, v in sorted(groups.items())}
+    return out
+
+
+def _figures(errors: list[float]) -> dict:
+    return {"rows": len(errors), "mape": mape(errors), "bias": bias(errors)}
+
+
+# --- The one constant fitted to the whole set, and the leave-one-source-out score --------------
+
+GRID_BASE_OVERHEAD_S = (0.5e-3, 1e-3, 2e-3, 3e-3, 4e-3)   # host time per step: no kernel table has it
+
+
+def evaluate_with(rows: list[Row], datasets: dict, base_overhead_s: float, workers: int = 1,
+                  progress=None) -> list[Scored]:
+    """``evaluate`` with ``sim.presets.BASE_OVERHEAD_S`` set to ``base_overhead_s`` (in each worker)."""
+    if workers <= 1:
+        saved = presets.BASE_OVERHEAD_S
+        presets.BASE_OVERHEAD_S = base_overhead_s
+        try:
+            return evaluate(rows, datasets, progress=progress)
+        finally:
+            presets.BASE_OVERHEAD_S = saved
+    from concurrent.futures import ProcessPoolExecutor
+    chunks = [rows[i::workers] for i in range(workers)]
+    with ProcessPoolExecutor(workers) as pool:
+        parts = list(pool.map(_evaluate_chunk, chunks, [datasets] * workers, [base_overhead_s] * workers))
+    by_id = {s.row.id: s for part in parts for s in part}
+    return [by_id[r.id] for r in rows]
+
+
+def _evaluate_chunk(rows, datasets, base_overhead_s):
+    return evaluate_with(rows, datasets, base_overhead_s)
+
+
+def best_value(scored_by_value: dict[float, list[Scored]], keep=lambda row: True) -> float:
+    """The grid value with the lowest MAPE over the unsaturated rows ``keep`` accepts (ties: the
+    smaller value)."""
+    return min(scored_by_value, key=lambda v: (
+        mape(s.error for s in scored_by_value[v] if keep(s.row) and not saturated(s.row)), v))
+
+
+def leave_one_source_out(scored_by_value: dict[float, list[Scored]]) -> dict:
+    """For each source: the constant chosen without its rows, and its rows' errors with that value.
+
+    Returns {"sources": {source: {"value", "rows", "mape", "bias"}}, "all": {"rows", "mape", "bias"}}.
+    """
+    any_value = next(iter(scored_by_value))
+    sources = sorted({s.row.source for s in scored_by_value[any_value] if not saturated(s.row)})
+    out, pooled = {}, []
+    for source in sources:
+        value = best_value(scored_by_value, keep=lambda row: row.source != source)
+        errors = [s.error for s in scored_by_value[value] if s.row.source == source and not saturated(s.row)]
+        pooled.extend(errors)
+        out[source] = {"value": value, **_figures(errors)}
+    return {"sources": out, "all": _figures(pooled)}
