@@ -66,11 +66,15 @@ class RayNotInstalled(ImportError):
 
 def import_ray():
     """The ``ray`` module, or ``RayNotInstalled`` saying how to install it."""
+    hint = "pip install 'llm-serving-course[ray]' (or pip install ray)"
     try:
         import ray
     except ImportError as e:
-        raise RayNotInstalled("executor='ray' needs Ray, which is not installed here: "
-                          "pip install 'llm-serving-course[ray]' (or pip install ray)") from e
+        raise RayNotInstalled(f"executor='ray' needs Ray, which is not installed here: {hint}") from e
+    if not hasattr(ray, "remote"):           # e.g. a folder named ray (Ray's own /tmp/ray) on sys.path
+        where = getattr(ray, "__file__", None) or list(getattr(ray, "__path__", []))
+        raise RayNotInstalled(f"executor='ray' needs Ray, but 'import ray' found {where}, which is not "
+                              f"Ray: run from another folder, or {hint}")
     return ray
 
 
