@@ -2,28 +2,37 @@
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
-STAMP  := $(VENV)/.installed
+PIP    := $(BIN)/python -m pip install --quiet --disable-pip-version-check
+COURSE := $(VENV)/.installed-course
+TESTS  := $(VENV)/.installed-test
 NOTEBOOKS := $(wildcard notebooks/*.ipynb)
 
 .PHONY: venv lab test test-fast bench notebooks clean
 
-venv: $(STAMP)
+# `sim` alone needs numpy only (`pip install .`); the notebooks and the judge need the course extra,
+# the tests the test extra (the course's packages too) and ray.
+venv: $(TESTS)
 
-# Rebuilt only when the project's dependencies change; a no-op otherwise.
-$(STAMP): pyproject.toml
+# Each stamp is rebuilt only when the project's dependencies change; a no-op otherwise.
+$(COURSE): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[test]'
-	@touch $(STAMP)
+	$(PIP) -e '.[course]'
+	@touch $@
 
-lab: venv
+$(TESTS): pyproject.toml
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(PIP) -e '.[test,ray]'
+	@touch $@ $(COURSE)
+
+lab: $(COURSE)
 	$(BIN)/jupyter lab --notebook-dir=notebooks $(LAB_ARGS) $(firstword $(NOTEBOOKS))
 
 # Unit tests, the notebooks under nbval, and the judge's maintainer check.
-test: venv
+test: $(TESTS)
 	$(BIN)/python practice/judge.py check
 	$(BIN)/python -m pytest tests $(if $(NOTEBOOKS),--nbval-lax $(NOTEBOOKS))
 
-test-fast: venv
+test-fast: $(TESTS)
 	$(BIN)/python -m pytest tests -x -q
 
 bench: venv
@@ -32,7 +41,7 @@ bench: venv
 	$(BIN)/python benchmarks/bench_validation.py
 
 # Re-execute the chapter notebooks in order and store their outputs and widget state.
-notebooks: venv
+notebooks: $(COURSE)
 	$(BIN)/python notebooks/run_notebooks.py
 
 clean:

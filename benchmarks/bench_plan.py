@@ -12,7 +12,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from sim import presets                                    # noqa: E402
-from sim.plan import max_rate, plan                        # noqa: E402
+from sim import max_rate, plan                             # noqa: E402
 from sim.sweep import sweep                                # noqa: E402
 
 
@@ -27,7 +27,7 @@ def main() -> None:
     chapter = presets.instance("llama-3-70b", "h100-sxm", tp=8, weight_dtype="fp8", kv_dtype="fp8",
                                mfu=0.4, step_overhead=1.5e-3, bandwidth_util=1.0)
     rate = timed("max_rate (chapter bisection, 12 x 1500 requests)",
-                 lambda: max_rate(chapter, 2000, 500, 2.0, 0.05))
+                 lambda: max_rate(chapter, (2000, 500), 2.0, 0.05, method="bisect"))
     print(f"  -> {rate} req/s (the presets' chapter instance, within 0.1% of the chapter's Setup, which gives 16.758)")
     timed("plan (auto search, chapter instance)",
           lambda: plan(200, chapter, 2000, 500, 2.0, 0.05, gpus_per_instance=8))

@@ -25,7 +25,7 @@ sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
 from reference import poisson_arrivals, reference_run  # noqa: E402
 from sim import simulate, summarize  # noqa: E402
-from sim.panel import chapter_setup as chapter_instance  # noqa: E402  (the chapter's 70B instance)
+from course.panel import chapter_setup as chapter_instance  # noqa: E402  (the chapter's 70B instance)
 
 
 def slo_ok_of_times(arrival, first, finish, output_len, ttft_slo=2.0, tpot_slo=0.05):

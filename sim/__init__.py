@@ -1,7 +1,7 @@
-"""A step-level simulator of one LLM serving instance.
+"""A step-level simulator of one LLM serving instance (needs only numpy).
 
     from sim import Setup, simulate, summarize
-    from sim import plan                  # plan.plan(qps, setup, ...) -> plan.Plan
+    from sim import max_rate, plan          # capacity search; plan(qps, setup, ...) -> Plan
     from sim import run, workload, lengths   # run(setup, workload.poisson(...))
 """
 
@@ -9,8 +9,11 @@ from sim.metrics import percentile, summarize
 from sim.result import Request, SimResult, StepLog
 from sim.setup import Setup
 from sim.simulate import poisson_arrivals, simulate
-from sim import lengths, plan, presets, workload  # modules: sim.plan.plan, sim.presets.instance, ...
+from sim import capacity, lengths, planning, presets, workload  # modules
+from sim.capacity import BracketError, InfeasibleError, max_rate, meets_slo
+from sim.planning import Plan, plan
 from sim.workload import run
 
 __all__ = ["Setup", "simulate", "summarize", "percentile", "poisson_arrivals",
-           "Request", "SimResult", "StepLog", "run", "plan", "presets", "workload", "lengths"]
+           "Request", "SimResult", "StepLog", "run", "max_rate", "meets_slo", "plan", "Plan",
+           "BracketError", "InfeasibleError", "capacity", "planning", "presets", "workload", "lengths"]

@@ -3,6 +3,7 @@
     python -m sim plan --model llama-3-70b --gpu h100-sxm --tp 8 --dtype fp8 \\
         --qps 200 --input 2000 --output 500 --ttft 2 --tpot 0.05
     python -m sim sweep --model llama-3-70b --qps 200 --input 2000 --output 500 --ttft 2 --tpot 0.05
+    python -m sim sweep ... --executor ray --address auto        # on a running Ray cluster
 """
 
 from __future__ import annotations
@@ -13,7 +14,8 @@ import sys
 import time
 
 from sim import presets
-from sim.plan import plan
+from sim.executors import RayNotInstalled
+from sim.planning import plan
 from sim.sweep import DEFAULT_GRID, GPU_HOUR_USD, sweep, table
 
 
@@ -22,7 +24,7 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     try:
         return args.func(args)
-    except ValueError as e:
+    except (ValueError, RayNotInstalled) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
 
@@ -50,7 +52,8 @@ def _sweep(args) -> int:
     grid = {"gpu": args.gpus or DEFAULT_GRID["gpu"], "tp": args.tps, "weight_dtype": args.dtypes}
     bar = _ProgressBar(sys.stderr)
     rows = sweep(args.model, args.qps, args.input, args.output, args.ttft, args.tpot, grid=grid,
-                 headroom=args.headroom, workers=args.workers, progress=bar)
+                 headroom=args.headroom, executor=args.executor, workers=args.workers,
+                 address=args.address, progress=bar)
     bar.close()
     if args.json:
         print(json.dumps([r.as_dict() for r in rows], indent=2))
@@ -114,7 +117,12 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--gpus", nargs="+", default=None, help="GPU names (default: all)")
     s.add_argument("--tps", nargs="+", type=int, default=[1, 2, 4, 8])
     s.add_argument("--dtypes", nargs="+", default=["bf16", "fp8"], choices=sorted(presets.DTYPE_BYTES))
-    s.add_argument("--workers", type=int, default=None, help="processes (default: CPU count)")
+    s.add_argument("--executor", default="local", choices=["local", "ray"],
+                   help="where options run: local processes (default) or a Ray cluster")
+    s.add_argument("--workers", type=int, default=None, help="local processes (default: CPU count)")
+    s.add_argument("--address", default=None,
+                   help="Ray cluster address for --executor ray, e.g. auto or ray://head:10001 "
+                        "(default: start a local Ray runtime)")
     s.add_argument("--top", type=int, default=None, help="print only the cheapest N")
     s.set_defaults(func=_sweep)
     return parser

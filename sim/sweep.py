@@ -3,26 +3,26 @@
     rows = sweep("llama-3-70b", qps=200, input_len=2000, output_len=500, ttft_slo=2, tpot_slo=0.05)
     print(table(rows))
 
-Each option is ``presets.instance(model, **option)`` sized with ``plan.plan``; options that do not
+Each option is ``presets.instance(model, **option)`` sized with ``sim.plan``; options that do not
 fit, lack a dtype, or meet the SLOs at no rate are kept with their reason (``feasible`` False) and
-listed last. Options run in a process pool when there are enough of them to pay for it.
+listed last. Options run in local processes (default; a pool when there are enough of them to pay
+for it) or on a Ray cluster (``executor="ray"``, see ``sim.executors``): the rows are the same.
 """
 
 from __future__ import annotations
 
 import itertools
-import os
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 
 from sim import presets
-from sim.plan import BracketError, plan
+from sim.capacity import BracketError
+from sim.executors import map_jobs
+from sim.planning import plan
 
 # On-demand cloud prices per GPU-hour, USD: rough public list prices in 2024-25 (assumptions for
 # ranking, not quotes; pass gpu_hour_usd={...} with your own). H100 at the chapter's $2.5.
 GPU_HOUR_USD = {"a100-80gb": 1.8, "h100-sxm": 2.5, "h200": 3.5, "b200": 5.0, "l40s": 1.0, "mi300x": 2.5}
 DEFAULT_GRID = {"gpu": sorted(presets.GPUS), "tp": [1, 2, 4, 8], "weight_dtype": ["bf16", "fp8"]}
-PARALLEL_MIN_OPTIONS = 8
 
 
 @dataclass(frozen=True)
@@ -59,34 +59,22 @@ def options(grid: dict | None = None) -> list[dict]:
 
 def sweep(model: str, qps: float, input_len: int, output_len: int, ttft_slo: float, tpot_slo: float, *,
           grid: dict | None = None, gpu_hour_usd: dict | None = None, headroom: float = 1.3,
-          num_requests: int = 600, rel_tol: float = 0.01, workers: int | None = None,
-          progress=None) -> list[Option]:
+          num_requests: int = 600, rel_tol: float = 0.01, executor: str = "local",
+          workers: int | None = None, address: str | None = None, progress=None) -> list[Option]:
     """Plan every option of ``grid`` for ``model``; return them cheapest first (infeasible last).
 
     The rate search uses ``num_requests`` requests and ``rel_tol`` (coarser than ``plan``'s
-    defaults, to sweep hundreds of options in seconds; re-plan the winner with ``plan.plan``).
-    ``progress(done, total)`` is called after each option. ``workers``: processes (default: the CPU
-    count; 1 runs in this process).
+    defaults, to sweep hundreds of options in seconds; re-plan the winner with ``sim.plan``).
+    ``progress(done, total)`` is called after each option. ``executor``: "local" (default),
+    ``workers`` processes (default: the CPU count; 1 runs in this process), or "ray", on the Ray
+    cluster at ``address`` (default: a local Ray runtime, or this process's Ray connection).
     """
     presets.model(model)                                  # fail early on an unknown name
     prices = dict(GPU_HOUR_USD, **(gpu_hour_usd or {}))
-    todo = options(grid)
     jobs = [(model, opt, qps, input_len, output_len, ttft_slo, tpot_slo, headroom,
              prices.get(presets.gpu(opt["gpu"]).name, prices.get(_gpu_key(opt["gpu"]))), num_requests, rel_tol)
-            for opt in todo]
-    workers = (os.cpu_count() or 1) if workers is None else workers
-    rows = []
-    if workers > 1 and len(jobs) >= PARALLEL_MIN_OPTIONS:
-        with ProcessPoolExecutor(max_workers=workers) as pool:
-            for row in pool.map(_one, jobs, chunksize=max(1, len(jobs) // (workers * 8))):
-                rows.append(row)
-                if progress:
-                    progress(len(rows), len(jobs))
-    else:
-        for job in jobs:
-            rows.append(_one(job))
-            if progress:
-                progress(len(rows), len(jobs))
+            for opt in options(grid)]
+    rows = map_jobs(_one, jobs, executor=executor, workers=workers, address=address, progress=progress)
     return sorted(rows, key=lambda r: (not r.feasible, r.usd_per_hour if r.feasible else 0.0,
                                        r.gpus or 0, str(sorted(r.settings.items()))))
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from sim import Setup, simulate, summarize
-from sim.plan import BracketError, max_rate
+from sim import BracketError, max_rate
 
 HERE = Path(__file__).parent
 EXAMPLE = HERE / "data" / "chapter_example.py"
@@ -59,12 +59,12 @@ def test_chapter_figures_in_full_precision():
     low = summarize(simulate(inst, 1, 300, 2000, 500), 2.0, 0.05)
     assert round(low["ttft_p50"] * 1e3) == 48
     assert round(low["tpot_p50"] * 1e3, 1) == 4.3
-    assert max_rate(inst, 2000, 500, 2.0, 0.05) == 16.75830078125
+    assert max_rate(inst, (2000, 500), 2.0, 0.05, method="bisect") == 16.75830078125
 
 
 def test_max_rate_reports_a_wrong_bracket():
     inst = chapter_instance()
     with pytest.raises(BracketError, match="raise hi"):
-        max_rate(inst, 2000, 500, 2.0, 0.05, lo=1.0, hi=8.0, iterations=3)
+        max_rate(inst, (2000, 500), 2.0, 0.05, method="bisect", lo=1.0, hi=8.0, iterations=3)
     with pytest.raises(BracketError, match="lower lo"):
-        max_rate(inst, 2000, 500, 2.0, 0.05, lo=30.0, hi=60.0, iterations=3)
+        max_rate(inst, (2000, 500), 2.0, 0.05, method="bisect", lo=30.0, hi=60.0, iterations=3)

@@ -1,4 +1,4 @@
-"""The notebook panels: pure computations first, then the widgets driven by setting slider values."""
+"""course.panel: pure computations first, then the widgets driven by setting slider values."""
 
 import math
 
@@ -9,8 +9,8 @@ matplotlib.use("Agg")
 import numpy as np
 import pytest
 
-from sim import Setup, explain, panel, plots, simulate
-from sim.plan import plan
+from course import explain, panel, plots
+from sim import Setup, plan, simulate
 
 
 def test_chapter_setup_is_the_chapters_instance():
@@ -58,7 +58,7 @@ def test_infeasible_position_says_why():
 def test_table_covers_every_slider_position_and_is_trusted():
     table = panel._table()
     keys = {(i, o, m) for i in panel.INPUT_OPTIONS for o in panel.OUTPUT_OPTIONS for m in panel.mfu_options()}
-    assert set(table) == keys, "rebuild with: python -m sim.panel --build-table"
+    assert set(table) == keys, "rebuild with: python -m course.panel --build-table"
 
 
 @pytest.mark.parametrize("key", [(2000, 500, 0.4), (128, 16, 0.8), (1024, 64, 0.25), (32768, 4096, 0.1)])

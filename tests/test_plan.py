@@ -1,4 +1,4 @@
-"""sim.plan.plan: from a QPS target to instances, GPUs and cost; and the bound it reports."""
+"""sim.plan: from a QPS target to instances, GPUs and cost; and the bound it reports."""
 
 import json
 import math
@@ -6,7 +6,7 @@ import math
 import pytest
 
 from sim import Setup
-from sim.plan import BracketError, InfeasibleError, Plan, find_max_rate, max_rate, plan
+from sim import BracketError, InfeasibleError, Plan, max_rate, meets_slo, plan
 
 KV = 2 * 80 * 8 * 128
 CHAPTER = Setup(params=70.6e9, weight_bytes=70.6e9, kv_bytes_per_token=KV,
@@ -33,15 +33,14 @@ def test_chapter_figures_default_search(chapter_plan):
 def test_chapter_search_is_the_handbook_bisection():
     p = plan(200, CHAPTER, *ARGS, gpus_per_instance=8, search="chapter")
     assert p.search == "chapter"
-    assert p.rate_per_instance == max_rate(CHAPTER, *ARGS) == 16.75830078125
+    assert p.rate_per_instance == max_rate(CHAPTER, (2000, 500), 2.0, 0.05, method="bisect") == 16.75830078125
     assert (p.instances, p.gpus) == (16, 128)
 
 
 def test_auto_rate_is_feasible_and_close_to_the_boundary(chapter_plan):
-    from sim.plan import meets_slo
     r = chapter_plan.rate_per_instance
-    assert meets_slo(CHAPTER, r, *ARGS)
-    assert not meets_slo(CHAPTER, r * 1.002, *ARGS)
+    assert meets_slo(CHAPTER, (2000, 500), r, 2.0, 0.05)
+    assert not meets_slo(CHAPTER, (2000, 500), r * 1.002, 2.0, 0.05)
 
 
 def test_derived_figures_follow_their_formulas(chapter_plan):
@@ -102,11 +101,11 @@ def test_chapter_search_outside_its_bracket_raises():
         plan(200, fast, *ARGS, gpus_per_instance=8, search="chapter")
 
 
-def test_find_max_rate_stops_when_slos_never_bind():
+def test_search_stops_when_slos_never_bind():
     tiny = Setup(params=1e6, weight_bytes=1e6, kv_bytes_per_token=1, kv_capacity_tokens=10**6,
                  peak_flops=1e18, bandwidth=1e15, step_overhead=0)
     with pytest.raises(BracketError, match="do not constrain"):
-        find_max_rate(tiny, 16, 4, 1e9, 1e9, num_requests=50)
+        max_rate(tiny, (16, 4), 1e9, 1e9, num_requests=50)
 
 
 @pytest.mark.parametrize("kwargs, field", [

@@ -7,7 +7,8 @@ matplotlib.use("Agg")
 import numpy as np
 import pytest
 
-from sim import panel, plots, simulate
+from course import panel, plots
+from sim import simulate
 from sim.workload import Workload, run
 
 

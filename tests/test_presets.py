@@ -5,7 +5,7 @@ import math
 import pytest
 
 from sim import Setup, presets
-from sim.plan import plan
+from sim import plan
 from sim.presets.gpus import GPUS
 from sim.presets.models import MODELS
 

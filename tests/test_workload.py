@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 import sim
 from reference import reference_run
 from sim import Setup, lengths, simulate, workload
-from sim.plan import find_max_rate, find_max_rate_for, max_rate, max_rate_for
+from sim import max_rate
 
 FAST = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 SMALL = Setup(params=1e9, weight_bytes=2e9, kv_bytes_per_token=1e5, kv_capacity_tokens=4000,
@@ -195,12 +195,13 @@ def test_closed_loop_matches_reference(setup, inp, out, n, seed, concurrency, th
 def test_rate_searches_on_a_poisson_factory_equal_the_plain_ones():
     factory = lambda r: workload.poisson(r, 300, 100, 30)           # noqa: E731
     args = (0.5, 0.05)
-    assert max_rate_for(SMALL, factory, *args, lo=1, hi=200) == max_rate(SMALL, 100, 30, *args, num_requests=300, lo=1, hi=200)
-    assert find_max_rate_for(SMALL, factory, *args) == find_max_rate(SMALL, 100, 30, *args, num_requests=300)
+    bisect = dict(method="bisect", lo=1, hi=200)
+    assert max_rate(SMALL, factory, *args, **bisect) == max_rate(SMALL, (100, 30), *args, num_requests=300, **bisect)
+    assert max_rate(SMALL, factory, *args) == max_rate(SMALL, (100, 30), *args, num_requests=300)
 
 
 def test_bursts_lower_the_rate():
     args = (0.5, 0.05)
-    smooth = find_max_rate_for(SMALL, lambda r: workload.uniform(r, 300, 100, 30), *args)
-    bursty = find_max_rate_for(SMALL, lambda r: workload.gamma(r, 300, 100, 30, cv=4.0), *args)
+    smooth = max_rate(SMALL, lambda r: workload.uniform(r, 300, 100, 30), *args)
+    bursty = max_rate(SMALL, lambda r: workload.gamma(r, 300, 100, 30, cv=4.0), *args)
     assert 0 < bursty < smooth

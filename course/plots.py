@@ -44,7 +44,7 @@ def latency_vs_rate_figure(curve, ttft_slo: float, tpot_slo: float, chosen_rate:
                            *, show_p50: bool = False, title: str | None = None) -> Figure:
     """p99 TTFT (log scale) and p99 TPOT against the offered rate, with the SLOs and the chosen rate.
 
-    ``curve`` is a ``sim.panel.LatencyCurve``. Lines: "p99 TTFT", "p99 TPOT", "TTFT SLO", "TPOT SLO",
+    ``curve`` is a ``course.panel.LatencyCurve``. Lines: "p99 TTFT", "p99 TPOT", "TTFT SLO", "TPOT SLO",
     "chosen rate" (when given; drawn on both axes), and "p50 TTFT" / "p50 TPOT" with ``show_p50``.
     """
     fig = Figure(figsize=(9, 3.4))

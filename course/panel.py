@@ -3,8 +3,8 @@
 Two panels:
 
 * ``design_panel()`` (chapter 02): sliders for QPS, prompt length, output length, MFU and GPU price
-  over the chapter's 70B instance; shows the sizing (``sim.plan.plan``), the hand calculation behind
-  it (``sim.explain``) and p99 TTFT / TPOT against the per-instance rate.
+  over the chapter's 70B instance; shows the sizing (``sim.plan``), the hand calculation behind
+  it (``course.explain``) and p99 TTFT / TPOT against the per-instance rate.
 * ``rate_panel()`` (chapter 01): a slider over the offered rate; shows how the TTFT and TPOT
   distributions of one instance move.
 
@@ -12,8 +12,8 @@ The numbers come from functions with no widgets in them (``design``, ``latency_c
 ``distribution``), cached on their arguments, so a slider change only recomputes what it changed:
 QPS and price never rerun the simulator, and a prompt/output/MFU combination already seen comes back
 at once. Sliders use ``continuous_update=False``: the panel recomputes when the slider is released.
-Speed: the rate search (``sim.plan.find_max_rate`` on 1500 requests, as the chapter does) costs up
-to ~1 s, so its results for every slider position are precomputed in ``sim/panel_table.py``
+Speed: the rate search (``sim.max_rate`` on 1500 requests, as the chapter does) costs up
+to ~1 s, so its results for every slider position are precomputed in ``course/panel_table.py``
 (checked against a live run on first use); the latency curve (7 runs) is simulated live.
 """
 
@@ -27,8 +27,9 @@ from functools import lru_cache
 
 import numpy as np
 
-from sim import plan as planning
-from sim.explain import explain_zh, fmt_rate
+from course.explain import explain_zh, fmt_rate
+from sim import planning
+from sim.capacity import max_rate
 from sim.metrics import meets_slos, percentile, summarize
 from sim.setup import Setup
 from sim.simulate import simulate
@@ -69,7 +70,7 @@ def chapter_setup(mfu: float = MFU) -> Setup:
 
 @dataclass(frozen=True)
 class Design:
-    """What the chapter-02 panel shows for one position of its sliders: ``sim.plan.plan``'s figures.
+    """What the chapter-02 panel shows for one position of its sliders: ``sim.plan``'s figures.
 
     When no rate meets the SLOs ``feasible`` is False, the counts and costs are None, ``bound`` is
     "infeasible", ``reason`` says why and the low-load times are those of a lone request.
@@ -109,7 +110,7 @@ def lone_request(input_len: int, output_len: int, mfu: float) -> tuple[float, fl
 
 @lru_cache(maxsize=512)
 def rate_per_instance(input_len: int, output_len: int, mfu: float) -> float:
-    """The largest per-instance rate meeting both SLOs (p99), the way ``sim.plan.plan`` searches it.
+    """The largest per-instance rate meeting both SLOs (p99), the way ``sim.plan`` searches it.
 
     0.0 when no rate does. A lone request that already misses an SLO answers at once, without the
     search (which would try ever lower rates before giving up).
@@ -117,13 +118,13 @@ def rate_per_instance(input_len: int, output_len: int, mfu: float) -> float:
     ttft, tpot = lone_request(input_len, output_len, mfu)
     if ttft > TTFT_SLO_S or tpot > TPOT_SLO_S:
         return 0.0
-    return planning.find_max_rate(_mfu_setup(mfu), input_len, output_len, TTFT_SLO_S, TPOT_SLO_S,
-                                  rel_tol=planning.PLAN_REL_TOL)
+    return max_rate(_mfu_setup(mfu), (input_len, output_len), TTFT_SLO_S, TPOT_SLO_S,
+                    rel_tol=planning.PLAN_REL_TOL)
 
 
 @dataclass(frozen=True)
 class InstanceFigures:
-    """What depends only on the request shape and MFU: found by ``sim.plan.plan``'s search.
+    """What depends only on the request shape and MFU: found by ``sim.plan``'s search.
 
     ``rate`` is 0.0 and ``bound`` "infeasible" when no rate meets the SLOs; the low-load times are
     then those of a lone request.
@@ -136,7 +137,7 @@ class InstanceFigures:
 
 
 def compute_instance(input_len: int, output_len: int, mfu: float) -> InstanceFigures:
-    """Run the search and ``sim.plan.plan`` (no table, no cache)."""
+    """Run the search and ``sim.plan`` (no table, no cache)."""
     rate = rate_per_instance(input_len, output_len, mfu)
     if rate <= 0:
         ttft, tpot = lone_request(input_len, output_len, mfu)
@@ -157,14 +158,14 @@ def _table() -> dict:
     """The precomputed ``InstanceFigures`` of every slider position, if present and still valid.
 
     The rate search costs up to ~1 s at the slowest corners (32K prompts, 4K outputs), too slow for a
-    slider, so ``python -m sim.panel --build-table`` stores its results in ``sim/panel_table.py``.
+    slider, so ``python -m course.panel --build-table`` stores its results in ``course/panel_table.py``.
     Before trusting it, the chapter's position is recomputed live: if the simulator's numbers have
     changed since the table was built, the table is ignored and everything is computed live.
     """
     global _TABLE
     if _TABLE is None:
         try:
-            from sim.panel_table import TABLE
+            from course.panel_table import TABLE
         except ImportError:
             TABLE = {}
         key = (INPUT_LEN, OUTPUT_LEN, MFU)
@@ -195,10 +196,10 @@ def build_table(processes: int | None = None) -> dict:
 
 
 def write_table(path: str, table: dict) -> None:
-    lines = ['"""Generated by `python -m sim.panel --build-table`: do not edit.',
+    lines = ['"""Generated by `python -m course.panel --build-table`: do not edit.',
              "",
              "(input_len, output_len, mfu) -> (rate, bound, low_load_ttft_s, low_load_tpot_s), the",
-             "results of sim.panel.compute_instance for every slider position of the chapter-02 panel.",
+             "results of course.panel.compute_instance for every slider position of the chapter-02 panel.",
              '"""', "", "TABLE = {"]
     lines += [f"    {k!r}: {v!r}," for k, v in sorted(table.items())]
     lines.append("}")
@@ -357,7 +358,7 @@ class DesignPanel:
 
     def __init__(self):
         import ipywidgets as w
-        from sim import plots
+        from course import plots
 
         self._plots = plots
         style = {"description_width": "150px"}
@@ -431,7 +432,7 @@ class RatePanel:
     def __init__(self, rates=RATE_OPTIONS, value: float = 10, *, input_len: int = INPUT_LEN,
                  output_len: int = OUTPUT_LEN, mfu: float = MFU):
         import ipywidgets as w
-        from sim import plots
+        from course import plots
 
         self._plots = plots
         self.input_len, self.output_len, self.mfu = input_len, output_len, mfu
@@ -495,7 +496,7 @@ if __name__ == "__main__":
     import sys
 
     if sys.argv[1:] != ["--build-table"]:
-        sys.exit("usage: python -m sim.panel --build-table")
+        sys.exit("usage: python -m course.panel --build-table")
     started = time.perf_counter()
     table = build_table()
     write_table(os.path.join(os.path.dirname(os.path.abspath(__file__)), "panel_table.py"), table)

@@ -1,0 +1,71 @@
+"""The package layout: `sim` needs numpy only, `course` holds the notebooks' helpers, and the
+extras in pyproject.toml and the Makefile say what each part needs."""
+
+import importlib.util
+import json
+import re
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import sim
+
+ROOT = Path(__file__).resolve().parent.parent
+PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+EXTRAS = PYPROJECT["project"]["optional-dependencies"]
+COURSE_ONLY = ("matplotlib", "ipywidgets", "IPython", "course", "ray")
+
+IMPORT_ALL_OF_SIM = """
+import importlib, json, pkgutil, sys
+import sim
+names = [m.name for m in pkgutil.walk_packages(sim.__path__, "sim.") if not m.name.endswith("__main__")]
+for name in names:
+    importlib.import_module(name)
+print(json.dumps({"modules": names, "loaded": sorted(sys.modules)}))
+"""
+
+
+def _names(requirements):
+    return {re.split(r"[<>=!~\[ ]", r, maxsplit=1)[0].lower() for r in requirements}
+
+
+def test_importing_every_sim_module_loads_no_plotting_widgets_or_ray():
+    run = subprocess.run([sys.executable, "-c", IMPORT_ALL_OF_SIM], capture_output=True, text=True,
+                         timeout=120, cwd=ROOT)
+    assert run.returncode == 0, run.stderr
+    out = json.loads(run.stdout)
+    assert {"sim.capacity", "sim.planning", "sim.sweep", "sim.cli", "sim.executors"} <= set(out["modules"])
+    loaded = {name.split(".")[0] for name in out["loaded"]}
+    assert not loaded & set(COURSE_ONLY), f"importing sim loaded {sorted(loaded & set(COURSE_ONLY))}"
+
+
+def test_no_sim_module_is_shadowed_by_its_function():
+    assert callable(sim.plan) and sim.plan is sim.planning.plan
+    assert sim.max_rate is sim.capacity.max_rate
+    assert importlib.util.find_spec("sim.plan") is None
+
+
+def test_course_helpers_left_sim():
+    for name in ("panel", "plots", "explain", "panel_table"):
+        assert importlib.util.find_spec(f"sim.{name}") is None
+        assert (ROOT / "course" / f"{name}.py").is_file()
+
+
+def test_the_simulator_installs_with_numpy_only():
+    assert _names(PYPROJECT["project"]["dependencies"]) == {"numpy"}
+
+
+def test_extras_cover_what_each_part_imports():
+    assert {"matplotlib", "ipywidgets", "jupyterlab", "ipykernel", "pytest"} <= _names(EXTRAS["course"])
+    assert _names(EXTRAS["course"]) | {"pytest-timeout", "hypothesis", "nbval"} <= _names(EXTRAS["test"])
+    assert _names(EXTRAS["ray"]) == {"ray"}
+
+
+def test_make_lab_installs_the_course_and_make_test_the_tests_and_ray():
+    makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
+    installs = dict(re.findall(r"^\$\((\w+)\): pyproject.toml\n(?:\t.*\n)*?\t\$\(PIP\) -e '(\.\[[\w,]+\])'",
+                               makefile, flags=re.M))
+    assert installs == {"COURSE": ".[course]", "TESTS": ".[test,ray]"}
+    assert re.search(r"^lab: \$\(COURSE\)$", makefile, flags=re.M)
+    assert re.search(r"^test: \$\(TESTS\)$", makefile, flags=re.M)
