@@ -416,6 +416,9 @@ class _FleetRun:
                                         w.state if w.state != "draining" else "removed",
                                         int(((dw == w.id) & done).sum())))
         self.timeline.append((end, *self.timeline[-1][1:]))
+        # Steps are committed whole, so a transfer is logged when its prompt's step runs, before
+        # arrivals during that step: order the log by time (stable: ties keep processing order).
+        self.events.sort(key=lambda e: e[0])
         return FleetResult(
             self.arrival, first, finish, self.inp, self.out,
             instance=dw, prefill_instance=fw if self.fleet.disaggregated else dw.copy(),
