@@ -27,7 +27,7 @@ def tiny():
     return tiny_setup
 
 
-@pytest.fixture
+@pytest.fixture(scope="session")
 def chapter_like():
     """A small 8B-class instance: fast enough for fleet tests with hundreds of requests."""
     from sim import Setup
