@@ -15,6 +15,14 @@ How instances are driven:
 - prefill instances (PD) are stepped by events, one step per event, because each finished prompt
   starts a KV transfer that must enter the heap before anything later happens.
 
+PD's choices: on a prefill instance a request is the prompt and its first token (input_len, 1),
+so it reserves input_len + 1 tokens of KV and frees them when the prompt completes. The KV is
+pushed to the decode side as it is produced (layer by layer, as Mooncake/NIXL-style engines do),
+and a prefill instance, compute-bound, is rarely short of KV; holding the blocks until the
+transfer ends would matter only then. The transfer starts at the prompt's end and takes
+input_len x kv_bytes_per_token / link bandwidth + latency; the decode instance then admits the
+request like any other (FIFO, whole reservation input + output), as a decoder.
+
 A request's attempt is lost when its instance fails before finishing it (a prefill instance:
 before the prompt completes); the health check notices ``detect_s`` later and the request is routed
 again (its TTFT still counts from the original arrival), or recorded as failed.
