@@ -1,9 +1,11 @@
-"""Command line: ``python -m sim plan ...`` and ``python -m sim sweep ...``.
+"""Command line: ``python -m sim plan ...``, ``python -m sim sweep ...`` and ``python -m sim fleet ...``.
 
     python -m sim plan --model llama-3-70b --gpu h100-sxm --tp 8 --dtype fp8 \\
         --qps 200 --input 2000 --output 500 --ttft 2 --tpot 0.05
     python -m sim sweep --model llama-3-70b --qps 200 --input 2000 --output 500 --ttft 2 --tpot 0.05
     python -m sim sweep ... --executor ray --address auto        # on a running Ray cluster
+    python -m sim fleet --model llama-3-70b --gpu h100-sxm --tp 8 --dtype fp8 --qps 200 \\
+        --input 2000 --output 500 --ttft 2 --tpot 0.05
 """
 
 from __future__ import annotations
@@ -125,4 +127,7 @@ def _parser() -> argparse.ArgumentParser:
                         "(default: start a local Ray runtime)")
     s.add_argument("--top", type=int, default=None, help="print only the cheapest N")
     s.set_defaults(func=_sweep)
+
+    from sim.fleet.sizing import add_cli
+    add_cli(sub, _common)
     return parser

@@ -53,138 +53,293 @@ def run_requests(setup: Setup, arrival: Sequence[float] | None, input_len: Seque
     out = [int(x) for x in output_len]
     n = len(inp)
     if concurrency is None:
-        arr = [float(x) for x in arrival]
-        known = n                       # arrivals known in advance
+        instance = Instance(setup)
+        instance.submit_many([float(x) for x in arrival], inp, out)
     else:
-        arr = [0.0] * min(concurrency, n) + [math.nan] * (n - min(concurrency, n))
-        known = min(concurrency, n)     # closed loop: the rest are issued at finishes
-    first = array("d", [math.nan]) * n
-    fin = array("d", [math.nan]) * n
+        first = min(concurrency, n)
+        # closed loop: each finish issues the next request think_s later, from inside the step loop
+        def issue_next(_request, now):
+            k = len(instance.arr)
+            if k < n:
+                instance.submit(now + think_s, inp[k], out[k])
+        instance = Instance(setup, on_finish=issue_next)
+        instance.submit_many([0.0] * first, inp[:first], out[:first])
+    instance.advance()
+    return instance.result()
 
-    budget_max, max_seqs, kv_cap = setup.max_num_batched_tokens, setup.max_num_seqs, setup.kv_capacity_tokens
-    two_p, flops = 2 * setup.params, setup.peak_flops * setup.mfu
-    w_bytes, kv_bytes, bw, overhead = setup.weight_bytes, setup.kv_bytes_per_token, setup.bandwidth, setup.step_overhead
-    comm = setup.comm_s_per_token       # seconds per computed token (0: the handbook's rule)
-    keep, serial = 1 - setup.kv_serial, setup.kv_serial   # KV read under the max / after it (1, 0: handbook)
-    kv_ratio = setup.kv_bandwidth_ratio                   # KV read speed relative to weights (1: handbook)
-    step_time = setup.step_time
 
-    now = 0.0
-    step = 0                    # index of the next step
-    visible = 0                 # requests [0, visible) have arrived by now
-    admitted = 0                # requests [0, admitted) were admitted (FIFO): waiting = [admitted, visible)
-    prefill: deque[list[int]] = deque()   # [request, prompt tokens left], admission order
-    finishes: list[tuple[int, int]] = []  # heap of (step at whose end it finishes, request) for decoders
-    decoders = 0                # D: running requests past their prompt
-    running = 0
-    context = 0                 # sum over running of (prompt tokens computed + tokens generated)
-    kv_used = 0                 # reserved tokens
-    done = 0
-    # Run-length step log: each entry is `count` steps from `start`, each computing `tokens` tokens
-    # over a context that starts at `ctx0` and grows by `grow` per step, with `dec` decoders.
-    # Event steps also log their prompt chunks' attention pairs (quiet runs have none).
-    log_start = array("d")
-    log_tokens, log_ctx0, log_grow, log_dec, log_count, log_pairs = (array("q") for _ in range(6))
+class Instance:
+    """One serving instance that can be advanced to a time, take a request at any moment, and say
+    what state it is in: the step rule above, resumable.
 
-    while done < n:
-        while visible < known and arr[visible] <= now:
-            visible += 1
-        if running == 0 and admitted == visible:
-            now = arr[visible]
-            continue
+        inst = Instance(setup)
+        inst.submit(arrival, input_len, output_len)   # returns the request's local id (0, 1, ...)
+        inst.advance(until)                           # run every step that starts before `until`
+        inst.next_time()                              # start of the next step, inf when idle
+        inst.result()                                 # a SimResult of everything submitted
 
-        # A quiet run: only decoders run and no admission can happen before the next finish.
-        if not prefill and decoders and (
-                admitted == visible or decoders >= budget_max or running >= max_seqs
-                or kv_used + inp[admitted] + out[admitted] > kv_cap):
-            quiet = finishes[0][0] - step          # steps before the next finishing step
-            if quiet > 0:
-                limit = arr[visible] if admitted == visible and visible < known else math.inf
-                if quiet >= VECTOR_MIN_STEPS:
-                    t, c, k = _quiet_run_vectorized(setup, now, context, decoders, quiet, limit)
+    Arrivals must be submitted in nondecreasing order, and every request arriving at or before a
+    step's start must be submitted before that step runs: a driver that submits at time t after
+    ``advance(t)`` gets exactly the single-instance engine (``run_requests`` is such a driver). A
+    request arriving while a step runs joins at the next step boundary (``arrival <= now``).
+
+    ``advance`` commits whole steps: the last step it runs may end after ``until``. The state
+    accessors take the time ``t`` they are asked at and count such a step's finishes as not yet
+    done, so a router sees what a gateway sees at ``t``.
+
+    A request submitted with ``prefilled=True`` brings its prompt's KV (PD disaggregation's decode
+    side): at admission it reserves input + output tokens as usual, takes 1 token of budget, is a
+    decoder from that step on (its first decode step produces its second token), and adds its
+    prompt plus first token (``input_len + 1``) to the context read by that step.
+
+    ``on_finish(local_id, time)`` is called as each finish is committed; it may submit requests
+    (arriving at or after ``time``), which the next step start sees.
+    The KV seam: the scheduler only reserves a whole request's KV at admission (``kv_used + need
+    <= capacity``) and frees it at its finish; it never touches blocks. A paged KV / prefix cache
+    replaces those two operations (and ``free_kv_tokens``) without changing the step loop.
+    """
+
+    def __init__(self, setup: Setup, *, on_finish=None):
+        self.setup = setup
+        self.on_finish = on_finish
+        self.arr: list[float] = []
+        self.inp: list[int] = []
+        self.out: list[int] = []
+        self.pre: list[int] = []          # 1 where the request arrives prefilled
+        self.first = array("d")
+        self.fin = array("d")
+        self.now = 0.0
+        self.step = 0                     # index of the next step
+        self.visible = 0                  # requests [0, visible) have arrived by now
+        self.admitted = 0                 # [0, admitted) were admitted (FIFO): waiting = [admitted, visible)
+        self.prefill: deque[list[int]] = deque()   # [request, prompt tokens left], admission order
+        self.finishes: list[tuple[int, int]] = []  # heap of (step at whose end it finishes, request)
+        self.decoders = 0                 # D: running requests past their prompt
+        self.running = 0
+        self.context = 0                  # sum over running of (prompt tokens computed + tokens generated)
+        self.kv_used = 0                  # reserved tokens
+        self.done = 0
+        self.any_prefilled = False
+        self.last_done = 0                # requests finished at the end of the last step run,
+        self.last_kv = 0                  # and the KV tokens they freed
+        # Run-length step log: each entry is `count` steps from `start`, each computing `tokens`
+        # tokens over a context that starts at `ctx0` and grows by `grow` per step, with `dec`
+        # decoders. Event steps also log their prompt chunks' attention pairs (quiet runs have none).
+        self.log_start = array("d")
+        (self.log_tokens, self.log_ctx0, self.log_grow, self.log_dec, self.log_count,
+         self.log_pairs) = (array("q") for _ in range(6))
+
+    # --- taking requests ---------------------------------------------------------------------
+
+    def submit(self, arrival: float, input_len: int, output_len: int, *, prefilled: bool = False) -> int:
+        """Queue a request arriving at ``arrival``; returns its local id (submission order)."""
+        if self.arr and arrival < self.arr[-1]:
+            raise ValueError(f"arrival must be nondecreasing per instance: {arrival!r} after {self.arr[-1]!r}")
+        if prefilled:
+            if output_len < 2:
+                raise ValueError(f"output_len of a prefilled request must be >= 2 (its first token came "
+                                 f"with the prompt), got {output_len!r}")
+            self.any_prefilled = True
+        self.arr.append(arrival)
+        self.inp.append(input_len)
+        self.out.append(output_len)
+        self.pre.append(1 if prefilled else 0)
+        self.first.append(math.nan)
+        self.fin.append(math.nan)
+        return len(self.arr) - 1
+
+    def submit_many(self, arrival: list[float], input_len: list[int], output_len: list[int]) -> None:
+        """``submit`` for many requests at once (not prefilled; arrivals nondecreasing)."""
+        n = len(arrival)
+        self.arr.extend(arrival)
+        self.inp.extend(input_len)
+        self.out.extend(output_len)
+        self.pre.extend([0] * n)
+        self.first.extend(array("d", [math.nan]) * n)
+        self.fin.extend(array("d", [math.nan]) * n)
+
+    # --- state, as a gateway sees it at time t ------------------------------------------------
+
+    def next_time(self) -> float:
+        """When the next step starts: now if work is waiting or running, the next submitted
+        arrival if idle, inf if nothing is left."""
+        if self.running or self.admitted < self.visible:
+            return self.now
+        if self.visible < len(self.arr):
+            return max(self.now, self.arr[self.visible])
+        return math.inf
+
+    def outstanding(self, t: float) -> int:
+        """Requests submitted and not finished at time t (waiting, running, or not yet arrived)."""
+        return len(self.arr) - self.done + (self.last_done if self.now > t else 0)
+
+    def running_at(self, t: float) -> int:
+        return self.running + (self.last_done if self.now > t else 0)
+
+    def queue_len(self) -> int:
+        """Requests submitted but not yet admitted."""
+        return len(self.arr) - self.admitted
+
+    def free_kv_tokens(self, t: float) -> int:
+        return self.setup.kv_capacity_tokens - self.kv_used - (self.last_kv if self.now > t else 0)
+
+    def unfinished_at(self, t: float) -> list[int]:
+        """Local ids of requests not finished by time t (lost if the instance fails at t)."""
+        fin = self.fin
+        return [r for r in range(len(fin)) if not fin[r] <= t]
+
+    # --- running ----------------------------------------------------------------------------
+
+    def advance(self, until: float = math.inf) -> None:
+        """Run every step that starts before ``until`` (all of them by default)."""
+        setup = self.setup
+        arr, inp, out, pre = self.arr, self.inp, self.out, self.pre
+        first, fin = self.first, self.fin
+        prefill, finishes = self.prefill, self.finishes
+        now, step, visible, admitted = self.now, self.step, self.visible, self.admitted
+        decoders, running, context, kv_used, done = self.decoders, self.running, self.context, self.kv_used, self.done
+        last_done, last_kv = self.last_done, self.last_kv
+        any_pre, on_finish = self.any_prefilled, self.on_finish
+        known = len(arr)
+
+        budget_max, max_seqs, kv_cap = setup.max_num_batched_tokens, setup.max_num_seqs, setup.kv_capacity_tokens
+        two_p, flops = 2 * setup.params, setup.peak_flops * setup.mfu
+        w_bytes, kv_bytes, bw, overhead = setup.weight_bytes, setup.kv_bytes_per_token, setup.bandwidth, setup.step_overhead
+        comm = setup.comm_s_per_token       # seconds per computed token (0: the handbook's rule)
+        keep, serial = 1 - setup.kv_serial, setup.kv_serial   # KV read under the max / after it (1, 0: handbook)
+        kv_ratio = setup.kv_bandwidth_ratio                   # KV read speed relative to weights (1: handbook)
+        step_time = setup.step_time
+        log_start, log_tokens, log_ctx0 = self.log_start, self.log_tokens, self.log_ctx0
+        log_grow, log_dec, log_count, log_pairs = self.log_grow, self.log_dec, self.log_count, self.log_pairs
+
+        while True:
+            while visible < known and arr[visible] <= now:
+                visible += 1
+            if running == 0 and admitted == visible:
+                if visible < known and arr[visible] < until:
+                    now = arr[visible]
+                    continue
+                break
+            if now >= until:
+                break
+
+            # A quiet run: only decoders run and no admission can happen before the next finish.
+            if not prefill and decoders and (
+                    admitted == visible or decoders >= budget_max or running >= max_seqs
+                    or kv_used + inp[admitted] + out[admitted] > kv_cap):
+                quiet = finishes[0][0] - step          # steps before the next finishing step
+                if quiet > 0:
+                    limit = arr[visible] if admitted == visible and visible < known else math.inf
+                    if until < limit:
+                        limit = until                  # a driver may submit at `until`: stop there
+                    if quiet >= VECTOR_MIN_STEPS:
+                        t, c, k = _quiet_run_vectorized(setup, now, context, decoders, quiet, limit)
+                    else:
+                        # Setup.step_time(decoders, c) written out (same operations, same order): a
+                        # call and a builtin max() per step would cost more than the step itself.
+                        compute, comm_d = two_p * decoders / flops, comm * decoders
+                        t, c, k = now, context, 0
+                        while k < quiet:
+                            kv = kv_bytes * c / kv_ratio
+                            memory = (w_bytes + kv * keep) / bw
+                            t += (memory if memory > compute else compute) + kv * serial / bw + overhead + comm_d
+                            c += decoders
+                            k += 1
+                            if limit <= t:
+                                break
+                    log_start.append(now); log_tokens.append(decoders); log_ctx0.append(context)
+                    log_grow.append(decoders); log_dec.append(decoders); log_count.append(k); log_pairs.append(0)
+                    now, context, step = t, c, step + k
+                    last_done = last_kv = 0
+                    continue
+
+            # An event step: the general rule, touching only the head of the prefill queue.
+            budget = budget_max - decoders
+            tokens = decoders
+            pairs = 0
+            completed = []
+            for entry in prefill:
+                give = min(entry[1], budget)
+                if give <= 0:
+                    break
+                budget -= give
+                tokens += give
+                pairs += attention_pairs(inp[entry[0]] - entry[1], give)
+                entry[1] -= give
+                if entry[1] == 0:
+                    completed.append(entry[0])
+            for _ in completed:
+                prefill.popleft()
+            while budget > 0 and running < max_seqs and admitted < visible:
+                r = admitted
+                if kv_used + inp[r] + out[r] > kv_cap:
+                    break
+                kv_used += inp[r] + out[r]
+                running += 1
+                admitted += 1
+                if any_pre and pre[r]:
+                    # Arrives with its prompt's KV: a decoder from this step on (its 2nd token).
+                    budget -= 1
+                    tokens += 1
+                    context += inp[r] + 1
+                    decoders += 1
+                    heapq.heappush(finishes, (step + out[r] - 2, r))
+                    continue
+                give = min(inp[r], budget)
+                budget -= give
+                tokens += give
+                pairs += attention_pairs(0, give)
+                if give == inp[r]:
+                    completed.append(r)
                 else:
-                    # Setup.step_time(decoders, c) written out (same operations, same order): a
-                    # call and a builtin max() per step would cost more than the step itself.
-                    compute, comm_d = two_p * decoders / flops, comm * decoders
-                    t, c, k = now, context, 0
-                    while k < quiet:
-                        kv = kv_bytes * c / kv_ratio
-                        memory = (w_bytes + kv * keep) / bw
-                        t += (memory if memory > compute else compute) + kv * serial / bw + overhead + comm_d
-                        c += decoders
-                        k += 1
-                        if limit <= t:
-                            break
-                log_start.append(now); log_tokens.append(decoders); log_ctx0.append(context)
-                log_grow.append(decoders); log_dec.append(decoders); log_count.append(k); log_pairs.append(0)
-                now, context, step = t, c, step + k
-                continue
+                    prefill.append([r, inp[r] - give])
 
-        # An event step: the general rule, touching only the head of the prefill queue.
-        budget = budget_max - decoders
-        tokens = decoders
-        pairs = 0
-        completed = []
-        for entry in prefill:
-            give = min(entry[1], budget)
-            if give <= 0:
-                break
-            budget -= give
-            tokens += give
-            pairs += attention_pairs(inp[entry[0]] - entry[1], give)
-            entry[1] -= give
-            if entry[1] == 0:
-                completed.append(entry[0])
-        for _ in completed:
-            prefill.popleft()
-        while budget > 0 and running < max_seqs and admitted < visible:
-            r = admitted
-            if kv_used + inp[r] + out[r] > kv_cap:
-                break
-            kv_used += inp[r] + out[r]
-            running += 1
-            admitted += 1
-            give = min(inp[r], budget)
-            budget -= give
-            tokens += give
-            pairs += attention_pairs(0, give)
-            if give == inp[r]:
-                completed.append(r)
-            else:
-                prefill.append([r, inp[r] - give])
+            log_start.append(now); log_tokens.append(tokens); log_ctx0.append(context)
+            log_grow.append(0); log_dec.append(decoders); log_count.append(1); log_pairs.append(pairs)
+            now += step_time(tokens, context, pairs)
+            context += tokens
 
-        log_start.append(now); log_tokens.append(tokens); log_ctx0.append(context)
-        log_grow.append(0); log_dec.append(decoders); log_count.append(1); log_pairs.append(pairs)
-        now += step_time(tokens, context, pairs)
-        context += tokens
+            freed = []
+            while finishes and finishes[0][0] == step:
+                freed.append(heapq.heappop(finishes)[1])
+                decoders -= 1
+            for r in completed:
+                first[r] = now
+                context += 1
+                if out[r] == 1:
+                    freed.append(r)
+                else:
+                    heapq.heappush(finishes, (step + out[r] - 1, r))
+                    decoders += 1
+            last_done, last_kv = len(freed), 0
+            for r in freed:
+                fin[r] = now
+                context -= inp[r] + out[r]
+                kv_used -= inp[r] + out[r]
+                last_kv += inp[r] + out[r]
+                running -= 1
+                done += 1
+            step += 1
+            if on_finish is not None and freed:
+                self.now = now                         # the callback may look at the instance
+                for r in freed:
+                    on_finish(r, now)
+                known = len(arr)
 
-        freed = []
-        while finishes and finishes[0][0] == step:
-            freed.append(heapq.heappop(finishes)[1])
-            decoders -= 1
-        for r in completed:
-            first[r] = now
-            context += 1
-            if out[r] == 1:
-                freed.append(r)
-            else:
-                heapq.heappush(finishes, (step + out[r] - 1, r))
-                decoders += 1
-        for r in freed:
-            fin[r] = now
-            context -= inp[r] + out[r]
-            kv_used -= inp[r] + out[r]
-            running -= 1
-            done += 1
-            if known < n and concurrency is not None:
-                arr[known] = now + think_s
-                known += 1
-        step += 1
+        self.now, self.step, self.visible, self.admitted = now, step, visible, admitted
+        self.decoders, self.running, self.context, self.kv_used, self.done = decoders, running, context, kv_used, done
+        self.last_done, self.last_kv = last_done, last_kv
 
-    runs = tuple(np.frombuffer(a, dtype=a.typecode) if len(a) else np.zeros(0, a.typecode)
-                 for a in (log_start, log_tokens, log_ctx0, log_grow, log_dec, log_count, log_pairs))
-    return SimResult(arr, np.frombuffer(first), np.frombuffer(fin), inp, out,
-                     step_runs=lambda: _expand_steps(setup, *runs))
+    def result(self) -> SimResult:
+        """Everything submitted so far, in submission order, with the step log."""
+        runs = tuple(np.frombuffer(a, dtype=a.typecode) if len(a) else np.zeros(0, a.typecode)
+                     for a in (self.log_start, self.log_tokens, self.log_ctx0, self.log_grow, self.log_dec,
+                               self.log_count, self.log_pairs))
+        setup = self.setup
+        first = np.array(self.first, dtype=float)     # copies: the instance may still grow
+        fin = np.array(self.fin, dtype=float)
+        return SimResult(self.arr, first, fin, self.inp, self.out,
+                         step_runs=lambda: _expand_steps(setup, *runs))
 
 
 def _quiet_run_vectorized(setup: Setup, now, context, decoders, quiet, limit):

@@ -44,7 +44,7 @@ def meets_slos(result: SimResult, ttft_slo: float, tpot_slo: float) -> np.ndarra
     return (result.ttft <= ttft_slo) & (result.tpot <= tpot_slo)
 
 
-def summarize(result: SimResult, ttft_slo: float, tpot_slo: float) -> dict:
+def summarize(result: SimResult, ttft_slo: float | None, tpot_slo: float | None) -> dict:
     """Summarize a run against SLOs on TTFT and TPOT (seconds).
 
     TTFT = first_token - arrival; TPOT = (finish - first_token) / (output_len - 1), and 0.0 for a
@@ -54,16 +54,26 @@ def summarize(result: SimResult, ttft_slo: float, tpot_slo: float) -> dict:
     for a result without a step log (one built by hand from arrays).
     Percentiles are nearest-rank. duration = last finish - first arrival; output_tps = output
     tokens / duration; goodput = requests meeting both SLOs (<=) per second of duration; slo_ok =
-    their fraction.
+    their fraction. An SLO of None or ``math.inf`` means "no SLO" (throughput-only questions).
+
+    A fleet result whose requests can fail (``result.failed``, with a reason in ``result.error``)
+    is summarized over its finished requests; failed ones count as missing the SLOs, and
+    ``failed`` gives their number.
     """
-    check_number("ttft_slo", ttft_slo, 0, note="(seconds)")
-    check_number("tpot_slo", tpot_slo, 0, note="(seconds)")
+    ttft_slo = _slo("ttft_slo", ttft_slo)
+    tpot_slo = _slo("tpot_slo", tpot_slo)
     if len(result) == 0:
         raise ValueError("result has no requests to summarize")
+    failed = getattr(result, "failed", None)
+    everything = result
+    if failed is not None and failed.any():
+        if failed.all():
+            raise ValueError("every request failed: nothing to summarize")
+        result = _Subset(result, ~failed)
     ttft, tpot = result.ttft, result.tpot
     if np.isnan(result.finish).any():
         raise ValueError("result has unfinished requests (finish is NaN)")
-    duration = float(result.finish.max() - result.arrival.min())
+    duration = float(result.finish.max() - everything.arrival.min())
     ok = meets_slos(result, ttft_slo, tpot_slo)
     stats = {
         "requests": len(result),
@@ -81,8 +91,10 @@ def summarize(result: SimResult, ttft_slo: float, tpot_slo: float) -> dict:
         "request_rate": len(result) / duration,
         "output_tps": float(result.output_len.sum()) / duration,
         "goodput": int(ok.sum()) / duration,
-        "slo_ok": float(ok.mean()),
+        "slo_ok": int(ok.sum()) / len(everything),
     }
+    if failed is not None:
+        stats["failed"] = int(failed.sum())
     if not result.has_steps:
         stats["itl_p50"] = stats["itl_p99"] = None           # a result built by hand has no steps
     elif int((result.output_len - 1).sum()) > 0:
@@ -92,3 +104,34 @@ def summarize(result: SimResult, ttft_slo: float, tpot_slo: float) -> dict:
     else:
         stats["itl_p50"] = stats["itl_p99"] = 0.0            # no request has a second token
     return stats
+
+
+def _slo(name: str, value) -> float:
+    if value is None or (isinstance(value, float) and value == math.inf):
+        return math.inf
+    check_number(name, value, 0, note="(seconds; None or math.inf for no SLO)")
+    return value
+
+
+class _Subset:
+    """The finished requests of a result, with the same properties ``summarize`` reads."""
+
+    def __init__(self, result, keep):
+        self.arrival, self.first_token, self.finish = result.arrival[keep], result.first_token[keep], result.finish[keep]
+        self.input_len, self.output_len = result.input_len[keep], result.output_len[keep]
+        self._result = result
+
+    def __len__(self):
+        return len(self.arrival)
+
+    ttft = SimResult.ttft
+    tpot = SimResult.tpot
+    e2e = SimResult.e2e
+
+    @property
+    def has_steps(self):
+        return self._result.has_steps
+
+    @property
+    def steps(self):
+        return self._result.steps

@@ -106,7 +106,7 @@ def test_one_token_outputs_have_zero_tpot_and_itl():
     assert s["slo_ok"] == 1.0
 
 
-@pytest.mark.parametrize("bad", [0, -1.0, math.nan, math.inf, "2"])
+@pytest.mark.parametrize("bad", [0, -1.0, math.nan, -math.inf, "2"])
 def test_summarize_rejects_bad_slos(bad):
     res = simulate(small(), 3.0, 5, 100, 10)
     with pytest.raises(ValueError, match="ttft_slo"):

@@ -1,0 +1,176 @@
+"""Routers: which instance gets a request, decided from what a gateway sees at the arrival instant.
+
+A router is a small object with one method, ``select_worker(request, workers)``, returning one of
+``workers`` (a non-empty list of the pool's routable ``Worker`` views, in id order). A worker shows
+what a real gateway can know: ``id``, ``pool``, ``setup``, ``outstanding`` (requests sent to it and
+not yet answered), ``queue_len``, ``running`` and ``free_kv_tokens`` (as reported by the instance).
+A request shows ``id``, ``arrival``, ``input_len``, ``output_len`` and ``session``.
+
+Two more hooks have defaults:
+
+- ``select_pair(request, prefill_workers, decode_workers)``: for a disaggregated fleet the gateway
+  picks both instances at arrival (as sgl-router's PD mode does); the default asks
+  ``select_worker`` once per pool.
+- ``on_request_complete(request, worker)``: called when an instance reports a request finished
+  (a cache-aware router updates its view here).
+
+Write your own by subclassing ``Router`` (set ``needs_state = False`` if it never reads worker
+state: the fleet then skips bringing every instance up to date at each arrival) and pass the
+object, or register it: ``ROUTERS["mine"] = Mine``. The prefix-cache issue adds a prefix-aware
+router through the same interface.
+"""
+
+from __future__ import annotations
+
+import bisect
+import hashlib
+import random
+from typing import NamedTuple
+
+
+class FleetRequest(NamedTuple):
+    """What a router knows about a request."""
+
+    id: int
+    arrival: float
+    input_len: int
+    output_len: int
+    session: int
+
+
+class Router:
+    """Base class: subclasses implement ``select_worker``."""
+
+    name = "router"
+    needs_state = True          # reads outstanding / free KV: instances are brought to the arrival time
+
+    def __init__(self, seed: int = 0):
+        self.rng = random.Random(seed)
+
+    def select_worker(self, request: FleetRequest, workers: list):
+        raise NotImplementedError
+
+    def select_pair(self, request: FleetRequest, prefill_workers: list, decode_workers: list):
+        return self.select_worker(request, prefill_workers), self.select_worker(request, decode_workers)
+
+    def on_request_complete(self, request: FleetRequest, worker) -> None:
+        pass
+
+
+class RoundRobin(Router):
+    """Each pool's workers in turn (the turn counts requests, per pool)."""
+
+    name = "round_robin"
+    needs_state = False
+
+    def __init__(self, seed: int = 0):
+        super().__init__(seed)
+        self.turn: dict[str, int] = {}
+
+    def select_worker(self, request, workers):
+        pool = workers[0].pool
+        k = self.turn.get(pool, 0)
+        self.turn[pool] = k + 1
+        return workers[k % len(workers)]
+
+
+class Random(Router):
+    """A uniformly random worker, from ``random.Random(seed)``."""
+
+    name = "random"
+    needs_state = False
+
+    def select_worker(self, request, workers):
+        return workers[self.rng.randrange(len(workers))]
+
+
+class LeastRequests(Router):
+    """Fewest outstanding requests; ties go to the lowest id."""
+
+    name = "least_requests"
+
+    def select_worker(self, request, workers):
+        best = workers[0]
+        best_n = best.outstanding
+        for w in workers[1:]:
+            n = w.outstanding
+            if n < best_n:
+                best, best_n = w, n
+        return best
+
+
+class LeastKV(Router):
+    """Most free KV tokens (capacity minus reservations); ties go to the lowest id."""
+
+    name = "least_kv"
+
+    def select_worker(self, request, workers):
+        best = workers[0]
+        best_free = best.free_kv_tokens
+        for w in workers[1:]:
+            free = w.free_kv_tokens
+            if free > best_free:
+                best, best_free = w, free
+        return best
+
+
+class PowerOfTwo(Router):
+    """Two distinct random workers, the one with fewer outstanding requests (the first on a tie).
+
+    Nearly as balanced as least_requests while reading only two instances' state: the choice for
+    a gateway with many instances (Mitzenmacher's power of two choices)."""
+
+    name = "power_of_two"
+
+    def select_worker(self, request, workers):
+        if len(workers) == 1:
+            return workers[0]
+        a, b = self.rng.sample(range(len(workers)), 2)
+        wa, wb = workers[a], workers[b]
+        return wb if wb.outstanding < wa.outstanding else wa
+
+
+class SessionAffinity(Router):
+    """Consistent hashing of the request's session id onto a ring of ``replicas`` points per worker.
+
+    A session keeps its instance while the pool is unchanged; when an instance joins or leaves,
+    only the sessions on its arcs move. Hashes are md5 (stable across runs and machines)."""
+
+    name = "session_affinity"
+    needs_state = False
+
+    def __init__(self, seed: int = 0, replicas: int = 64):
+        super().__init__(seed)
+        self.replicas = replicas
+        self._rings: dict[tuple, tuple[list[int], list]] = {}
+
+    def select_worker(self, request, workers):
+        key = tuple(w.id for w in workers)
+        ring = self._rings.get(key)
+        if ring is None:
+            points = sorted((_hash(f"worker-{w.id}-{j}"), i) for i, w in enumerate(workers)
+                            for j in range(self.replicas))
+            ring = ([p for p, _ in points], [i for _, i in points])
+            self._rings[key] = ring
+        hashes, owners = ring
+        k = bisect.bisect_left(hashes, _hash(f"session-{request.session}"))
+        return workers[owners[k % len(owners)]]
+
+
+def _hash(text: str) -> int:
+    return int.from_bytes(hashlib.md5(text.encode()).digest()[:8], "big")
+
+
+ROUTERS: dict[str, type[Router]] = {cls.name: cls for cls in
+                                     (RoundRobin, Random, LeastRequests, LeastKV, PowerOfTwo, SessionAffinity)}
+
+
+def make_router(router, seed: int = 0) -> Router:
+    """A fresh router from a name in ``ROUTERS``, or a copy of a ``Router`` object (so that every
+    run starts from the same router state)."""
+    import copy
+    if isinstance(router, Router):
+        return copy.deepcopy(router)
+    if isinstance(router, str) and router in ROUTERS:
+        return ROUTERS[router](seed)
+    raise ValueError(f"router must be one of {sorted(ROUTERS)} or a sim.fleet.Router, got {router!r}")
