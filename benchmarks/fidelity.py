@@ -264,9 +264,9 @@ def setup_for(row: Row, **factors):
 def length_of(row: Row, side: str, datasets: dict) -> lengths.Length:
     """A fixed count, or the dataset's published distribution.
 
-    With published quantiles (p10, median, p90, p99, max) the lengths are drawn from the piecewise-
-    linear inverse CDF through them (from 1 at the bottom); with only a mean and a median, from a
-    lognormal with that mean and median. A row that states the run's own mean output
+    With published quantiles (p10, median, p90, p99, max) the lengths are drawn from the inverse CDF
+    through them (log-linear between them, from 1 at the bottom), scaled to the published mean; with
+    only a mean and a median, from a lognormal with that mean and median. A row that states the run's own mean output
     (``output_mean=...``: the log's tokens/s over samples/s, a measurement) rescales the
     dataset's output shape to that mean; otherwise a dataset's ``generated_mean`` (what the model
     generated on it, when published) is used in place of the reference answers' mean.
@@ -293,7 +293,12 @@ def _dataset_length(name: str, side: str, facts_json: str, mean: float) -> lengt
     if len(points) >= 3:
         qs, xs = zip(*([(0.0, 1.0)] + points))
         grid = (np.arange(20000) + 0.5) / 20000
-        samples = np.interp(grid, qs, xs) * (mean / float(facts["mean"]))
+        samples = np.exp(np.interp(grid, qs, np.log(xs)))        # log-linear between the quantiles
+        for _ in range(20):                                       # then scaled to the mean, capped
+            got = np.clip(np.rint(samples), 1, high or None).mean()
+            if abs(got / mean - 1) < 1e-3:
+                break
+            samples *= mean / got
         samples = np.clip(np.rint(samples), 1, high or None).astype(int)
         return lengths.empirical(samples.tolist())
     median = float(facts.get("median") or 0)
