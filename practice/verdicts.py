@@ -56,10 +56,18 @@ class Report:
     cases: list[CaseResult]
     elapsed_s: float = 0.0
     cannot: dict | None = None    # set when the file could not be judged at all
+    sandbox: dict | None = None   # {"landlock": "abi<N>" or why not, "reason": ...}
 
     @classmethod
-    def cannot_judge(cls, info: dict, elapsed_s: float = 0.0) -> "Report":
-        return cls([], elapsed_s, info)
+    def cannot_judge(cls, info: dict, elapsed_s: float = 0.0, sandbox: dict | None = None) -> "Report":
+        return cls([], elapsed_s, info, sandbox)
+
+    @property
+    def isolated(self) -> bool | None:
+        """True when the worker ran under Landlock, False when not, None when no worker ran."""
+        if not self.sandbox:
+            return None
+        return str(self.sandbox.get("landlock", "")).startswith("abi")
 
     @property
     def passed(self) -> int:
