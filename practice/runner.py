@@ -18,6 +18,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
+import math
 import os
 import secrets
 import select
@@ -43,6 +44,16 @@ class Limits:
     case_s: float = 5.0
     run_s: float = 60.0
     memory_mb: int = 1024
+
+    def __post_init__(self) -> None:
+        for name in ("case_s", "run_s"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) \
+                    or not 0 < value <= 3600:
+                raise ValueError(f"Limits.{name} must be a finite number of seconds in (0, 3600], got {value!r}")
+        if isinstance(self.memory_mb, bool) or not isinstance(self.memory_mb, int) \
+                or not 64 <= self.memory_mb <= 1 << 20:
+            raise ValueError(f"Limits.memory_mb must be an integer in [64, 1048576], got {self.memory_mb!r}")
 
 
 @dataclass
