@@ -68,6 +68,7 @@ MESSAGES: dict[str, dict[str, str]] = {
     # cannot judge
     "c.syntax": {"zh": "语法错误，第 {line} 行：{message}", "en": "syntax error, line {line}: {message}"},
     "c.syntax_noline": {"zh": "语法错误：{message}", "en": "syntax error: {message}"},
+    "c.bad_reply": {"zh": "导入你的文件时，它向评测通道写入了无法识别的数据", "en": "on import, your file wrote garbage on the judge's channel"},
     "c.tampered": {"zh": "评测期间题目或评测器的文件被改动了（已恢复原样），这次评测不算数",
                    "en": "the problem's or the judge's files were changed during the run (restored); this run does not count"},
     "c.internal": {"zh": "评测器没能运行用例（退出码 {exit_code}）", "en": "the judge could not run the cases (exit code {exit_code})"},

@@ -34,7 +34,9 @@ from pathlib import Path
 from .verdicts import CaseResult, Report
 
 SANDBOX = Path(__file__).resolve().parent / "sandbox"
-PROJECT_ROOT = Path(__file__).resolve().parent.parent
+PACKAGE = Path(__file__).resolve().parent
+PROJECT_ROOT = PACKAGE.parent
+_SKIP_PARTS = {"__pycache__", "workspace", ".ipynb_checkpoints"}
 OUTPUT_LIMIT_CHARS = 2048
 HARD_MARGIN_S = 10.0
 
@@ -89,6 +91,7 @@ def _child_env(work: Path, limits: Limits, results_fd: int, protect: list[Path])
         "JUDGE_SUBMISSION": str(work / "submission.src"),
         "JUDGE_WORKER_SOURCE": str(SANDBOX / "worker.py"),
         "JUDGE_PROTECT": os.pathsep.join(str(p) for p in protect),
+        "JUDGE_NO_LANDLOCK": "1" if os.environ.get("PRACTICE_NO_LANDLOCK") == "1" else "0",
         "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",
         "PYTHONDONTWRITEBYTECODE": "1",
         "PYTHONHASHSEED": "0",
@@ -208,19 +211,34 @@ def _run_trusted(work: Path, state: _State, limits: Limits, protect: list[Path],
     return killed_for
 
 
+def _inside(path: Path, folder: Path) -> bool:
+    try:
+        Path(path).resolve().relative_to(Path(folder).resolve())
+        return True
+    except ValueError:
+        return False
+
+
+def _guarded_files(folder: Path):
+    for path in sorted(folder.rglob("*")):
+        rel = path.relative_to(folder).parts
+        if not _SKIP_PARTS.intersection(rel) and path.is_file():
+            yield path
+
+
 def _snapshot(folder: Path) -> dict[Path, bytes]:
     files = {}
-    for path in sorted(folder.rglob("*")):
-        if path.is_file() and "__pycache__" not in path.parts:
-            try:
-                files[path] = path.read_bytes()
-            except OSError:
-                pass
+    for path in _guarded_files(folder):
+        try:
+            files[path] = path.read_bytes()
+        except OSError:
+            pass
     return files
 
 
 def _restore(snapshot: dict[Path, bytes], folder: Path) -> bool:
-    """Put back any file of ``snapshot`` that changed; True if something had changed."""
+    """Put back any file of ``snapshot`` that changed or went; True if one had. (New files are left
+    alone: the judge only ever reads the files it knows.)"""
     changed = False
     for path, data in snapshot.items():
         try:
@@ -232,13 +250,6 @@ def _restore(snapshot: dict[Path, bytes], folder: Path) -> bool:
             try:
                 path.parent.mkdir(parents=True, exist_ok=True)
                 path.write_bytes(data)
-            except OSError:
-                pass
-    for path in folder.rglob("*"):
-        if path.is_file() and path not in snapshot and "__pycache__" not in path.parts:
-            changed = True
-            try:
-                path.unlink()
             except OSError:
                 pass
     return changed
@@ -263,7 +274,9 @@ def judge_file(submission: Path, reference: Path, tests: list[Path], limits: Lim
         return Report.cannot_judge({"kind": "syntax", "line": None, "message": str(exc), "text": ""})
 
     reference = Path(reference)
-    guarded = [reference.parent, SANDBOX]
+    # The judge's own package (problems, sandbox, code), and the problem's folder if it is
+    # elsewhere: a submission that changes them (possible only without Landlock) is caught here.
+    guarded = [PACKAGE] + ([reference.parent] if not _inside(reference.parent, PACKAGE) else [])
     snapshots = [(folder, _snapshot(folder)) for folder in guarded]
     work = Path(tempfile.mkdtemp(prefix="practice-judge-"))
     state = _State()

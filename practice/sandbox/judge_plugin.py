@@ -78,7 +78,8 @@ def pytest_configure(config):
         source = fh.read()
     limits = {"case_s": CASE_LIMIT_S, "run_s": RUN_LIMIT_S, "memory_mb": MEMORY_MB,
               "output_keep": OUTPUT_LIMIT * 4}
-    manager = remote.Manager(source, limits, PROTECTED + [os.getcwd()], STARTED + RUN_LIMIT_S)
+    manager = remote.Manager(source, limits, PROTECTED + [os.getcwd()], STARTED + RUN_LIMIT_S,
+                             landlock=os.environ.get("JUDGE_NO_LANDLOCK") != "1")
     _state["manager"] = manager
     sys.modules["submission"] = remote.make_proxy(manager)
 
@@ -90,11 +91,16 @@ def pytest_collection_modifyitems(session, config, items):
     try:
         manager.start()
     except remote.ImportFailed as exc:
+        _emit_sandbox(manager)
         _emit({"event": "import_error", **exc.info})
         items[:] = []
         return
-    _emit({"event": "sandbox", "landlock": manager.landlock,
-           "reason": manager.landlock_reason})
+    _emit_sandbox(manager)
+
+
+def _emit_sandbox(manager) -> None:
+    if manager.landlock is not None:
+        _emit({"event": "sandbox", "landlock": manager.landlock, "reason": manager.landlock_reason})
 
 
 def pytest_unconfigure(config):

@@ -465,13 +465,16 @@ def _remove_tree(folder: str) -> None:
 class Manager:
     """Starts workers as needed and runs the learner's calls under the limits."""
 
-    def __init__(self, submission: bytes, limits: dict, protected: list[str], run_deadline: float):
+    def __init__(self, submission: bytes, limits: dict, protected: list[str], run_deadline: float,
+                 landlock: bool = True):
         self.submission = submission
         self.limits = limits
         self.run_deadline = run_deadline
         self.source = Path(os.environ.get(WORKER_SOURCE_ENV) or
                            Path(__file__).with_name("worker.py")).read_text(encoding="utf-8")
         path, ro, reason = sandbox_paths(protected)
+        if not landlock:
+            reason = "disabled (PRACTICE_NO_LANDLOCK=1)"
         self.config = {"path": path, "ro": ro, "landlock": reason is None}
         self.landlock_reason = reason
         self.landlock: str | None = None
@@ -520,11 +523,13 @@ class Manager:
         except MemoryLimit:
             self.stop()
             raise ImportFailed({"kind": "memory"}) from None
-        except (WorkerDied, BadReply) as exc:
+        except BadReply:
+            self.stop()
+            raise ImportFailed({"kind": "bad_reply"}) from None
+        except WorkerDied as exc:
             code = self.stop()
-            if isinstance(exc, WorkerDied) and exc.exit_code is not None:
-                code = exc.exit_code
-            raise ImportFailed({"kind": "no_collect", "exit_code": code}) from None
+            raise ImportFailed({"kind": "no_collect",
+                                "exit_code": exc.exit_code if exc.exit_code is not None else code}) from None
         if type(reply) is dict and type(reply.get("imported")) is list:
             self.functions = [n for n in reply["imported"] if type(n) is str]
             return
