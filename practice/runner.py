@@ -201,8 +201,8 @@ def _run_trusted(work: Path, state: _State, limits: Limits, protect: list[Path],
                 proc.wait(timeout=HARD_MARGIN_S)
             except subprocess.TimeoutExpired:
                 killed_for = killed_for or "run"
-        _stop(proc)
     finally:
+        _stop(proc)  # also on KeyboardInterrupt in the parent: nothing is left running
         os.close(read_fd)
     if state.cases is None and state.import_error is None:
         tail = log.read_bytes()[-1500:].decode("utf-8", "replace") if log.exists() else ""
