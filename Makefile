@@ -40,6 +40,7 @@ bench: venv
 	$(BIN)/python benchmarks/bench_plan.py
 	$(BIN)/python benchmarks/bench_validation.py
 	$(BIN)/python benchmarks/bench_fleet.py
+	$(BIN)/python benchmarks/bench_judge.py
 
 # Re-execute the chapter notebooks in order and store their outputs and widget state.
 notebooks: $(COURSE)

@@ -7,6 +7,7 @@ when a fresh workspace file was just created.
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import sys
 from pathlib import Path
@@ -14,7 +15,7 @@ from pathlib import Path
 from . import catalog, progress, workspace
 from .i18n import t
 from .judging import judge, limits_for
-from .verdicts import call_text, render_text
+from .verdicts import render_text, sandbox_notice
 
 VERBS = ("judge", "test", "start", "reset", "show", "hint", "solution", "list", "progress", "check")
 
@@ -30,19 +31,35 @@ def _rel(path: Path) -> str:
         return str(path)
 
 
-def _parser() -> argparse.ArgumentParser:
+def _common(suppress: bool) -> argparse.ArgumentParser:
+    """--lang and --workspace, accepted before or after the verb. On the verbs' parsers the
+    default is SUPPRESS, so that a value given before the verb is not overwritten."""
     common = argparse.ArgumentParser(add_help=False)
-    common.add_argument("--lang", choices=("zh", "en"), default=None,
+    default = argparse.SUPPRESS if suppress else None
+    common.add_argument("--lang", choices=("zh", "en"), default=default,
                         help="message language (default zh, or PRACTICE_LANG)")
-    common.add_argument("--workspace", default=None,
+    common.add_argument("--workspace", default=default,
                         help="workspace folder (default practice/workspace, or PRACTICE_WORKSPACE)")
-    parser = argparse.ArgumentParser(prog="judge.py", parents=[common],
+    return common
+
+
+TIME_LIMIT_RANGE = (0.0, 600.0)     # seconds, exclusive low, inclusive high
+MEMORY_MB_RANGE = (128, 65536)      # inclusive
+
+
+def _parser() -> argparse.ArgumentParser:
+    common = _common(suppress=True)
+    parser = argparse.ArgumentParser(prog="judge.py", parents=[_common(suppress=False)],
                                      description="Practice judge for the LLM serving course.")
     sub = parser.add_subparsers(dest="verb", required=True)
 
-    def limits_args(p):
-        p.add_argument("--time-limit", type=float, default=None, help="per-case limit in seconds")
-        p.add_argument("--memory-mb", type=int, default=None, help="memory cap of the child in MB")
+    def limits_args(p, default=argparse.SUPPRESS):
+        p.add_argument("--time-limit", default=default, metavar="SECONDS",
+                       help=f"per-case limit in seconds, in ({TIME_LIMIT_RANGE[0]:g}, {TIME_LIMIT_RANGE[1]:g}]")
+        p.add_argument("--memory-mb", default=default, metavar="MB",
+                       help=f"memory cap of your code in MB, in [{MEMORY_MB_RANGE[0]}, {MEMORY_MB_RANGE[1]}]")
+
+    limits_args(parser, default=None)
 
     p = sub.add_parser("judge", parents=[common], help="judge your workspace file")
     p.add_argument("problem")
@@ -68,9 +85,32 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+def parse_limits(time_limit, memory_mb, lang: str = "zh") -> tuple[float | None, int | None]:
+    """Validate --time-limit and --memory-mb; raise ValueError with a message naming the option
+    and its allowed range."""
+    case_s = mem = None
+    if time_limit is not None:
+        try:
+            case_s = float(time_limit)
+        except (TypeError, ValueError):
+            case_s = math.nan
+        low, high = TIME_LIMIT_RANGE
+        if not (math.isfinite(case_s) and low < case_s <= high):
+            raise ValueError(t("cli.bad_option", lang, option="--time-limit", value=repr(str(time_limit)),
+                               allowed=f"({low:g}, {high:g}] s" if lang == "en" else f"({low:g}, {high:g}] 秒内的有限数"))
+    if memory_mb is not None:
+        text = str(memory_mb).strip()
+        low, high = MEMORY_MB_RANGE
+        if not (text.isdigit() and low <= int(text) <= high):
+            raise ValueError(t("cli.bad_option", lang, option="--memory-mb", value=repr(str(memory_mb)),
+                               allowed=f"an integer in [{low}, {high}]" if lang == "en" else f"[{low}, {high}] 之间的整数"))
+        mem = int(text)
+    return case_s, mem
+
+
 def _normalise(argv: list[str]) -> list[str]:
     """``judge.py 184`` means ``judge.py judge 184``."""
-    takes_value = {"--lang", "--workspace", "--time-limit", "--memory-mb"}
+    takes_value = {"--lang", "--workspace", "--time-limit", "--memory-mb"}  # "--opt=value" is one item
     i = 0
     while i < len(argv):
         arg = argv[i]
@@ -118,11 +158,15 @@ def _run_judge(ctx: _Ctx, problem, path: Path, examples: bool, args) -> int:
     if not path.is_file():
         print(t("cli.no_file", ctx.lang, path=path), file=sys.stderr)
         return 2
+    case_s, memory_mb = parse_limits(getattr(args, "time_limit", None),
+                                     getattr(args, "memory_mb", None), ctx.lang)
     ctx.out(t("cli.judging", ctx.lang, id=problem.id, title=problem.display_title(ctx.lang), path=_rel(path))
             + (" " + t("cli.examples_only", ctx.lang) if examples else ""))
-    limits = limits_for(problem, case_s=getattr(args, "time_limit", None),
-                        memory_mb=getattr(args, "memory_mb", None))
+    limits = limits_for(problem, case_s=case_s, memory_mb=memory_mb)
     report = judge(problem, path, examples_only=examples, limits=limits)
+    notice = sandbox_notice(report, ctx.lang)
+    if notice:
+        print(notice, file=sys.stderr)
     ctx.out()
     ctx.out(render_text(report, ctx.lang))
     if not examples:
@@ -272,6 +316,11 @@ def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     args = _parser().parse_args(_normalise(argv))
     ctx = _Ctx(args)
+    try:
+        parse_limits(getattr(args, "time_limit", None), getattr(args, "memory_mb", None), ctx.lang)
+    except ValueError as exc:
+        print(exc, file=sys.stderr)
+        return 2
     try:
         return COMMANDS[args.verb](ctx, args)
     except BrokenPipeError:  # e.g. piped into `head`

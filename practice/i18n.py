@@ -41,6 +41,8 @@ MESSAGES: dict[str, dict[str, str]] = {
     "r.error_field": {"zh": "抛出了 ValueError，但错误信息里没有写出字段名 {field}",
                       "en": "raised ValueError, but its message does not name the field {field}"},
     "r.no_function": {"zh": "你的文件里没有函数 {name}", "en": "your file has no function {name}"},
+    "r.return_type": {"zh": "{path} 的类型 {got} 不支持：只能返回数字、字符串、布尔值、None，以及由它们组成的列表、元组、字典",
+                      "en": "{path} is a {got}: return only numbers, strings, booleans, None and lists, tuples, dicts of those"},
     "r.assert": {"zh": "结果不符合要求", "en": "the result does not meet the check"},
     # runtime errors
     "r.exception": {"zh": "{type}: {message}", "en": "{type}: {message}"},
@@ -52,6 +54,10 @@ MESSAGES: dict[str, dict[str, str]] = {
     "r.signal": {"zh": "进程被信号 {signal} 终止", "en": "the process was killed by signal {signal}"},
     "r.signal_memory": {"zh": "进程被信号 {signal} 终止（可能是内存用尽）",
                         "en": "the process was killed by signal {signal} (perhaps out of memory)"},
+    "r.memory_total": {"zh": "你的代码（连同它启动的进程）用的内存超过 {limit_mb} MB",
+                       "en": "your code (with the processes it started) used more than {limit_mb} MB"},
+    "r.bad_reply": {"zh": "你的进程发回了无法识别的结果（例如返回值太大）",
+                    "en": "your process sent back something that is not a result (e.g. a value too large)"},
     "r.internal": {"zh": "评测器内部错误", "en": "internal judge error"},
     "r.timeout": {"zh": "运行超过 {limit_s:g} s", "en": "ran longer than {limit_s:g} s"},
     "r.memory": {"zh": "内存超过上限（MemoryError）", "en": "memory over the cap (MemoryError)"},
@@ -61,6 +67,11 @@ MESSAGES: dict[str, dict[str, str]] = {
     "r.line": {"zh": "（你的代码第 {line} 行）", "en": " (your code, line {line})"},
     # cannot judge
     "c.syntax": {"zh": "语法错误，第 {line} 行：{message}", "en": "syntax error, line {line}: {message}"},
+    "c.syntax_noline": {"zh": "语法错误：{message}", "en": "syntax error: {message}"},
+    "c.bad_reply": {"zh": "导入你的文件时，它向评测通道写入了无法识别的数据", "en": "on import, your file wrote garbage on the judge's channel"},
+    "c.tampered": {"zh": "评测期间题目或评测器的文件被改动了（已恢复原样），这次评测不算数",
+                   "en": "the problem's or the judge's files were changed during the run (restored); this run does not count"},
+    "c.internal": {"zh": "评测器没能运行用例（退出码 {exit_code}）", "en": "the judge could not run the cases (exit code {exit_code})"},
     "c.exception": {"zh": "导入你的文件时出错：{type}: {message}", "en": "importing your file failed: {type}: {message}"},
     "c.exit": {"zh": "导入你的文件时调用了 sys.exit({code})", "en": "your file called sys.exit({code}) on import"},
     "c.timeout": {"zh": "导入你的文件超过 {limit_s:g} s", "en": "importing your file took longer than {limit_s:g} s"},
@@ -70,7 +81,16 @@ MESSAGES: dict[str, dict[str, str]] = {
                      "en": "the judge process exited before any case ran (exit code {exit_code}, e.g. os._exit on import)"},
     "c.unreadable": {"zh": "读不了文件：{message}", "en": "cannot read the file: {message}"},
     "c.no_cases": {"zh": "没有可运行的用例", "en": "no cases to run"},
+    "truncated": {"zh": "…（已截断，共 {n} 字符）", "en": "… (cut, {n} characters in all)"},
+    "sandbox.unavailable": {
+        "zh": "注意：这台机器上没有文件系统隔离（Landlock 不可用：{why}）。你的代码仍在单独的受限进程里运行，"
+              "结果仍只由评测器判定，但它能读写你的账户能读写的文件。",
+        "en": "Note: no filesystem isolation on this machine (Landlock unavailable: {why}). Your code still runs "
+              "in a separate limited process and only the judge decides the verdict, but it can read and write "
+              "whatever your account can."},
     # command line
+    "cli.bad_option": {"zh": "选项 {option} 的值 {value} 不合法：应为 {allowed}。",
+                       "en": "Invalid value {value} for {option}: expected {allowed}."},
     "cli.unknown_problem": {"zh": "没有编号或名字为 {key} 的题目。用 `judge.py list` 查看全部题目。",
                             "en": "No problem with id or name {key}. See `judge.py list`."},
     "cli.started": {"zh": "已创建你的练习文件：{path}\n在这个文件里写代码，然后运行：{cmd}",

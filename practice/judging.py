@@ -10,8 +10,9 @@ from .verdicts import Report
 
 def limits_for(problem: Problem, case_s: float | None = None, memory_mb: int | None = None,
                run_s: float | None = None) -> Limits:
-    return Limits(case_s=case_s or problem.time_limit_s, run_s=run_s or problem.run_limit_s,
-                  memory_mb=memory_mb or problem.memory_mb)
+    return Limits(case_s=problem.time_limit_s if case_s is None else case_s,
+                  run_s=problem.run_limit_s if run_s is None else run_s,
+                  memory_mb=problem.memory_mb if memory_mb is None else memory_mb)
 
 
 def judge(problem: Problem, path: Path, *, examples_only: bool = False,

@@ -1,10 +1,13 @@
 """The ``%%judge`` cell magic: ``%load_ext practice``, then a cell starting with ``%%judge 184``.
 
 The cell's code is written to a temporary file and judged by the same sandboxed subprocess as the
-command line; the verdict table is shown as HTML. Options: ``--examples``, ``--lang en``.
+command line; the verdict table is shown as HTML. Options: ``--examples``, ``--lang en``, ``--time-limit S``, ``--memory-mb MB`` (validated as on the
+command line).
 """
 from __future__ import annotations
 
+import argparse
+import html
 import os
 import shlex
 import tempfile
@@ -12,21 +15,31 @@ from pathlib import Path
 
 from . import catalog, progress, workspace
 from .i18n import t
-from .judging import judge
-from .verdicts import Report, render_html, render_text
+from .cli import parse_limits
+from .judging import judge, limits_for
+from .verdicts import Report, render_html, render_text, sandbox_notice
+
+
+_NOTICE_SHOWN = False
 
 
 def judge_source(problem_key: str, source: str, *, examples_only: bool = False,
-                 workspace_override: str | None = None, record: bool = True) -> Report:
-    """Judge ``source`` (a cell's code) against a problem; record progress for full runs."""
+                 workspace_override: str | None = None, record: bool = True,
+                 case_s: float | None = None, memory_mb: int | None = None) -> Report:
+    """Judge ``source`` (a cell's code) against a problem; record progress for full runs.
+
+    The same path as the command line: the cell is written to a temporary file and judged by
+    ``practice.judging.judge``, so both give the same verdicts.
+    """
     problem = catalog.find(problem_key)
     if problem is None:
         raise ValueError(t("cli.unknown_problem", "zh", key=problem_key))
     fd, name = tempfile.mkstemp(prefix=f"cell-{problem.id}-", suffix=".py")
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        with os.fdopen(fd, "w", encoding="utf-8", errors="surrogateescape") as fh:
             fh.write(source)
-        report = judge(problem, Path(name), examples_only=examples_only)
+        report = judge(problem, Path(name), examples_only=examples_only,
+                       limits=limits_for(problem, case_s=case_s, memory_mb=memory_mb))
     finally:
         os.unlink(name)
     if record and not examples_only:
@@ -38,31 +51,60 @@ def judge_source(problem_key: str, source: str, *, examples_only: bool = False,
 class _Shown:
     """Rich display of a report (HTML in notebooks, text elsewhere)."""
 
-    def __init__(self, report: Report, lang: str):
-        self.report, self.lang = report, lang
+    def __init__(self, report: Report, lang: str, notice: str | None = None):
+        self.report, self.lang, self.notice = report, lang, notice
 
     def _repr_html_(self) -> str:
-        return render_html(self.report, self.lang)
+        extra = f"<p><i>{html.escape(self.notice)}</i></p>" if self.notice else ""
+        return extra + render_html(self.report, self.lang)
 
     def __repr__(self) -> str:
-        return render_text(self.report, self.lang)
+        return (self.notice + "\n\n" if self.notice else "") + render_text(self.report, self.lang)
+
+
+class _Usage(Exception):
+    pass
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):  # never SystemExit inside a kernel
+        raise _Usage(message)
+
+
+def _magic_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="%%judge", add_help=False)
+    parser.add_argument("problem")
+    parser.add_argument("--examples", action="store_true")
+    parser.add_argument("--lang", choices=("zh", "en"), default=None)
+    parser.add_argument("--time-limit", default=None)
+    parser.add_argument("--memory-mb", default=None)
+    parser.add_argument("--workspace", default=None)
+    return parser
 
 
 def judge_magic(line: str, cell: str):
-    args = shlex.split(line)
-    lang = "en" if "--lang=en" in args or ("--lang" in args and args[args.index("--lang") + 1:][:1] == ["en"]) \
-        else os.environ.get("PRACTICE_LANG", "zh")
-    examples = "--examples" in args
-    keys = [a for a in args if not a.startswith("-") and a not in ("zh", "en")]
-    if not keys:
-        print("usage: %%judge <problem id> [--examples] [--lang en]")
-        return None
+    global _NOTICE_SHOWN
+    parser = _magic_parser()
     try:
-        report = judge_source(keys[0], cell, examples_only=examples)
+        args = parser.parse_args(shlex.split(line))
+    except (_Usage, ValueError) as exc:
+        print(f"{exc}\nusage: %%judge <problem id> [--examples] [--lang en] [--time-limit S] [--memory-mb MB]")
+        return None
+    lang = args.lang or os.environ.get("PRACTICE_LANG", "zh")
+    lang = lang if lang in ("zh", "en") else "zh"
+    try:
+        case_s, memory_mb = parse_limits(args.time_limit, args.memory_mb, lang)
+        report = judge_source(args.problem, cell, examples_only=args.examples,
+                              workspace_override=args.workspace, case_s=case_s, memory_mb=memory_mb)
     except ValueError as exc:
         print(exc)
         return None
-    return _Shown(report, lang if lang in ("zh", "en") else "zh")
+    notice = sandbox_notice(report, lang)
+    if notice and not _NOTICE_SHOWN:
+        _NOTICE_SHOWN = True
+    else:
+        notice = None
+    return _Shown(report, lang, notice)
 
 
 def register(ipython) -> None:

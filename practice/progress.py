@@ -1,8 +1,11 @@
 """Progress in ``<workspace>/.progress.json``: attempts and first acceptance per problem.
 
-Written atomically (temporary file + ``os.replace``). A file that cannot be read as progress is
-renamed aside (``.progress.json.corrupt-<time>``) and a fresh one is started; reading progress
-never raises.
+Only the judge writes it (the learner's code runs in a worker that cannot reach the workspace
+where Landlock is available). Every read-modify-write happens inside an exclusive lock
+(``.progress.json.lock``, via ``filelock``), so concurrent judges never lose an attempt or an
+acceptance; the write itself is atomic (temporary file + ``os.replace``). A file that cannot be
+read as progress is renamed aside (``.progress.json.corrupt-<time>``) and a fresh one is started;
+reading progress never raises.
 """
 from __future__ import annotations
 
@@ -10,10 +13,19 @@ import json
 import time
 from pathlib import Path
 
+from filelock import FileLock
+
 from .workspace import atomic_write_bytes
 
 FILE_NAME = ".progress.json"
+LOCK_NAME = ".progress.json.lock"
+LOCK_TIMEOUT_S = 60
 VERSION = 1
+
+
+def _lock(workspace: Path) -> FileLock:
+    workspace.mkdir(parents=True, exist_ok=True)
+    return FileLock(str(workspace / LOCK_NAME), timeout=LOCK_TIMEOUT_S)
 
 
 def progress_path(workspace: Path) -> Path:
@@ -31,6 +43,13 @@ def _valid(data) -> bool:
 
 def load(workspace: Path) -> tuple[dict, Path | None]:
     """Return (progress, path the corrupt file was moved to or None)."""
+    if not progress_path(workspace).exists():
+        return {"version": VERSION, "problems": {}}, None
+    with _lock(workspace):
+        return _load(workspace)
+
+
+def _load(workspace: Path) -> tuple[dict, Path | None]:
     path = progress_path(workspace)
     fresh = {"version": VERSION, "problems": {}}
     if not path.exists():
@@ -59,8 +78,13 @@ def save(workspace: Path, data: dict) -> None:
 
 
 def record(workspace: Path, problem_id: int, accepted: bool, verdict: str) -> tuple[dict, Path | None]:
-    """Count one judged attempt; remember the first acceptance."""
-    data, aside = load(workspace)
+    """Count one judged attempt; remember the first acceptance (all under the lock)."""
+    with _lock(workspace):
+        return _record(workspace, problem_id, accepted, verdict)
+
+
+def _record(workspace: Path, problem_id: int, accepted: bool, verdict: str) -> tuple[dict, Path | None]:
+    data, aside = _load(workspace)
     entry = data["problems"].setdefault(str(problem_id), {"attempts": 0, "accepted_at": None})
     entry["attempts"] = int(entry.get("attempts", 0)) + 1
     entry["last_verdict"] = verdict

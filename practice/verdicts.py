@@ -56,10 +56,18 @@ class Report:
     cases: list[CaseResult]
     elapsed_s: float = 0.0
     cannot: dict | None = None    # set when the file could not be judged at all
+    sandbox: dict | None = None   # {"landlock": "abi<N>" or why not, "reason": ...}
 
     @classmethod
-    def cannot_judge(cls, info: dict, elapsed_s: float = 0.0) -> "Report":
-        return cls([], elapsed_s, info)
+    def cannot_judge(cls, info: dict, elapsed_s: float = 0.0, sandbox: dict | None = None) -> "Report":
+        return cls([], elapsed_s, info, sandbox)
+
+    @property
+    def isolated(self) -> bool | None:
+        """True when the worker ran under Landlock, False when not, None when no worker ran."""
+        if not self.sandbox:
+            return None
+        return str(self.sandbox.get("landlock", "")).startswith("abi")
 
     @property
     def passed(self) -> int:
@@ -83,8 +91,40 @@ class Report:
         return "pass" if failure is None else failure.verdict
 
 
+_ESCAPE_CATEGORIES = {"Cc", "Cf", "Cs", "Co", "Zl", "Zp"}
+TEXT_LIMIT = 300
+
+
+def clean(text, limit: int = TEXT_LIMIT, lang: str = "zh") -> str:
+    """Learner text made safe to print: control, format and surrogate characters escaped (so no
+    output can move the cursor, colour the terminal or start a fake line), cut with a marker."""
+    if not isinstance(text, str):
+        text = "" if text is None else str(text)
+    total = len(text)
+    if total > limit:
+        text = text[:limit]
+    out = []
+    for ch in text:
+        if unicodedata.category(ch) in _ESCAPE_CATEGORIES:
+            code = ord(ch)
+            out.append(f"\\x{code:02x}" if code < 0x100 else
+                       (f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"))
+        else:
+            out.append(ch)
+    text = "".join(out)
+    if total > limit:
+        text += t("truncated", lang, n=total)
+    return text
+
+
+_LEARNER_FIELDS = ("message", "type", "exit_code", "code", "got", "path", "name", "keys", "text")
+
+
 def reason_text(case: CaseResult, lang: str = "zh") -> str:
     r = dict(case.reason)
+    for key in _LEARNER_FIELDS:
+        if key in r and not isinstance(r[key], (int, float)):
+            r[key] = clean(r[key], lang=lang)
     code = r.get("code", "")
     if case.verdict == "pass":
         return ""
@@ -102,12 +142,24 @@ def reason_text(case: CaseResult, lang: str = "zh") -> str:
 
 def cannot_text(info: dict, lang: str = "zh") -> str:
     kind = info.get("kind", "no_collect")
-    text = t("c." + kind, lang, **{k: v for k, v in info.items() if k != "kind"})
+    params = {k: (v if isinstance(v, (int, float)) and not isinstance(v, bool) else clean(v, lang=lang))
+              for k, v in info.items() if k not in ("kind", "log")}
+    if kind == "syntax" and not info.get("line"):
+        kind = "syntax_noline"
+    text = t("c." + kind, lang, **params)
     if kind == "exception" and info.get("line"):
         text += t("r.line", lang, line=info["line"])
     if kind == "syntax" and info.get("text"):
-        text += "\n    " + info["text"]
+        text += "\n    " + clean(info["text"], lang=lang)
     return text
+
+
+def sandbox_notice(report: "Report", lang: str = "zh") -> str | None:
+    """The one-line notice when the worker ran without filesystem isolation (else None)."""
+    if report.isolated is not False:
+        return None
+    why = report.sandbox.get("reason") or report.sandbox.get("landlock") or "?"
+    return t("sandbox.unavailable", lang, why=clean(why, 80))
 
 
 def _width(text: str) -> int:
@@ -127,6 +179,20 @@ def _pretty(value) -> str:
         return json.dumps(value, ensure_ascii=False, indent=2)
     except (TypeError, ValueError):
         return repr(value)
+
+
+def _block(value) -> str:
+    return "\n  ".join(clean(ln, 2000) for ln in _pretty(value).split("\n")[:60])
+
+
+def output_lines(output: str, lang: str = "zh", max_lines: int = 20) -> list[str]:
+    """The learner's printed text as quoted lines ("    | ..."), escaped and cut."""
+    text = output[:800]
+    lines = text.split("\n")
+    shown = ["    | " + clean(ln, 200, lang) for ln in lines[:max_lines]]
+    if len(lines) > max_lines or len(output) > 800:
+        shown.append("    | " + t("truncated", lang, n=len(output)))
+    return shown
 
 
 def call_text(inputs: dict) -> str:
@@ -156,13 +222,13 @@ def render_text(report: Report, lang: str = "zh") -> str:
         if "inputs" in details:
             lines.append(f"  {t('inputs', lang)}: {call_text(details['inputs'])}")
         if "expected" in details:
-            lines.append(f"  {t('expected', lang)}: " + _pretty(details["expected"]).replace("\n", "\n  "))
+            lines.append(f"  {t('expected', lang)}: " + _block(details["expected"]))
         if "got" in details:
-            lines.append(f"  {t('got', lang)}: " + _pretty(details["got"]).replace("\n", "\n  "))
+            lines.append(f"  {t('got', lang)}: " + _block(details["got"]))
         lines.append(f"  {t('col.reason', lang)}: {reason_text(first, lang)}")
         if first.output:
             lines.append("  " + t("output", lang, n=len(first.output), total=first.output_chars))
-            lines.extend("    | " + ln for ln in first.output[:800].splitlines()[:20])
+            lines.extend(output_lines(first.output, lang))
         lines.append("")
     lines.append(t("summary", lang, passed=report.passed, total=report.total))
     return "\n".join(lines)
@@ -193,9 +259,9 @@ def render_html(report: Report, lang: str = "zh") -> str:
         if "inputs" in d:
             parts.append(f"{t('inputs', lang)}: {call_text(d['inputs'])}")
         if "expected" in d:
-            parts.append(f"{t('expected', lang)}: {_pretty(d['expected'])}")
+            parts.append(f"{t('expected', lang)}: {_block(d['expected'])}")
         if "got" in d:
-            parts.append(f"{t('got', lang)}: {_pretty(d['got'])}")
+            parts.append(f"{t('got', lang)}: {_block(d['got'])}")
         extra = (f"<p>{esc(t('first_failure', lang, case=first.name(lang)))}</p>"
                  f"<pre>{esc(chr(10).join(parts))}</pre>")
     summary = esc(t("summary", lang, passed=report.passed, total=report.total))

@@ -39,8 +39,10 @@ def _plan(args) -> int:
     price = args.gpu_hour_usd
     if price is None:
         price = GPU_HOUR_USD[presets._resolve("gpu", args.gpu, presets.GPUS)]
+    calibrated = all(v is None for v in (args.mfu, args.step_overhead, args.bandwidth_util))
     p = plan(args.qps, setup, args.input, args.output, args.ttft, args.tpot, gpus_per_instance=args.tp,
-             headroom=args.headroom, gpu_hour_usd=price, search=args.search)
+             headroom=args.headroom, gpu_hour_usd=price, search=args.search,
+             uncertainty=presets.uncertainty(args.gpu, args.tp) if calibrated else None)
     if args.json:
         print(json.dumps({"model": args.model, "gpu": args.gpu, "tp": args.tp, "dtype": args.dtype, **p.as_dict()},
                          indent=2))

@@ -18,7 +18,7 @@ from sim.setup import Setup
 from sim.simulate import simulate
 from sim.validate import check_int, check_lengths_fit, check_number
 
-__all__ = ["plan", "Plan", "size", "Sizing", "SEARCHES", "PLAN_REL_TOL",
+__all__ = ["plan", "Plan", "size", "Sizing", "Uncertainty", "SEARCHES", "PLAN_REL_TOL",
            "BracketError", "InfeasibleError"]        # the errors are sim.capacity's, re-exported
 
 SEARCHES = ("auto", "chapter")
@@ -41,6 +41,10 @@ class Plan:
     bound                          what limits one instance at that rate (see ``sim.bound``)
     bound_shares                   the step-log shares the bound was decided from
     low_load_ttft_s, low_load_tpot_s  median TTFT / TPOT of 300 requests at min(1, rate / 10) req/s
+    uncertainty                    the validation residuals the ranges come from (None: no ranges)
+    rate_range, instances_range, gpus_range
+                                   rate per instance x the residuals' (low, high), and the instances
+                                   (with headroom) and GPUs those rates need: (fewest, most)
     """
 
     qps: float
@@ -63,11 +67,18 @@ class Plan:
     bound_shares: dict = field(compare=False)
     low_load_ttft_s: float
     low_load_tpot_s: float
+    uncertainty: Uncertainty | None = None
+    rate_range: tuple[float, float] | None = None
+    instances_range: tuple[int, int] | None = None
+    gpus_range: tuple[int, int] | None = None
 
     def as_dict(self) -> dict:
         """Every field, as plain Python values (JSON-serializable)."""
         out = {f.name: getattr(self, f.name) for f in fields(self)}
         out["bound_shares"] = dict(self.bound_shares)
+        out["uncertainty"] = self.uncertainty._asdict() if self.uncertainty else None
+        for key in ("rate_range", "instances_range", "gpus_range"):
+            out[key] = list(out[key]) if out[key] else None
         return out
 
     def __str__(self) -> str:
@@ -76,13 +87,22 @@ class Plan:
             ("load", f"{self.qps:g} req/s, {self.input_len} in / {self.output_len} out tokens"),
             ("SLOs", f"{pct} TTFT <= {_fmt_s(self.ttft_slo)}, {pct} TPOT <= {_fmt_s(self.tpot_slo)}"),
             ("low load", f"TTFT {_fmt_s(self.low_load_ttft_s)}, TPOT {_fmt_s(self.low_load_tpot_s)} (median)"),
-            ("rate per instance", f"{self.rate_per_instance:.1f} req/s ({self.search} search)"),
+            ("rate per instance", f"{self.rate_per_instance:.1f} req/s" + (
+                f" ({self.rate_range[0]:.1f}-{self.rate_range[1]:.1f})" if self.rate_range else "")
+                + f" ({self.search} search)"),
             ("bound", f"{self.bound} (compute-bound {self.bound_shares['compute']:.0%} of step time)"),
-            ("instances", f"{self.instances_no_headroom}, {self.instances} with {self.headroom:g}x headroom"),
-            ("GPUs", f"{self.gpus} ({self.gpus_per_instance} per instance)"),
+            ("instances", f"{self.instances_no_headroom}, {self.instances}" + (
+                f" ({self.instances_range[0]}-{self.instances_range[1]})" if self.instances_range else "")
+                + f" with {self.headroom:g}x headroom"),
+            ("GPUs", f"{self.gpus}" + (f" ({self.gpus_range[0]}-{self.gpus_range[1]})" if self.gpus_range else "")
+                     + f" ({self.gpus_per_instance} per instance)"),
             ("cost", f"${self.usd_per_hour:,.0f}/h at ${self.gpu_hour_usd:g}/GPU-h, "
                      f"${self.usd_per_million_output_tokens:.2f} per 1M output tokens"),
         ]
+        if self.uncertainty:
+            u = self.uncertainty
+            rows.append(("ranges", f"published / predicted capacity was {u.low:.2f}-{u.high:.2f} (10th-90th "
+                                   f"percentile) over {u.rows} validation rows of {u.slice}"))
         width = max(len(k) for k, _ in rows)
         return "\n".join(f"{k:<{width}}  {v}" for k, v in rows)
 
@@ -91,7 +111,7 @@ def plan(qps: float, setup: Setup, input_len: int, output_len: int, ttft_slo: fl
          tpot_slo: float, *, gpus_per_instance: int, headroom: float = 1.3,
          gpu_hour_usd: float = 2.5, rate: float | None = None, search: str = "auto",
          target: float = 0.99, num_requests: int = 1500, rel_tol: float = PLAN_REL_TOL,
-         seed: int = 0) -> Plan:
+         seed: int = 0, uncertainty: Uncertainty | None = None) -> Plan:
     """Size a deployment of identical ``setup`` instances for ``qps`` requests per second.
 
     The rate one instance sustains comes from ``rate`` when given (``search`` is then "given"),
@@ -107,6 +127,10 @@ def plan(qps: float, setup: Setup, input_len: int, output_len: int, ttft_slo: fl
     Then instances = ceil(qps / rate * headroom), GPUs and cost follow; ``bound`` is read from the
     step log of the run at that rate (see ``sim.bound``). Raises ``InfeasibleError`` (a ValueError)
     when no rate meets the SLOs, saying which SLO a lone request already misses.
+
+    ``uncertainty`` (``sim.presets.uncertainty(gpu, tp)`` for a calibrated preset) adds ranges: the
+    rate times the validation residuals' 10th and 90th percentiles of published / predicted
+    capacity, and the instances and GPUs those two rates need.
     """
     _check_positive("qps", qps)
     _check_positive("ttft_slo", ttft_slo)
@@ -136,17 +160,35 @@ def plan(qps: float, setup: Setup, input_len: int, output_len: int, ttft_slo: fl
     low = summarize(simulate(setup, min(1.0, rate / 10), LOW_LOAD_REQUESTS, input_len, output_len, seed),
                     ttft_slo, tpot_slo)
     at_rate = simulate(setup, rate, num_requests, input_len, output_len, seed)
-    share = bound.shares(setup, at_rate)
+    share = bound.shares(setup, at_rate, ttft_slo=ttft_slo, tpot_slo=tpot_slo, ttft_alone=low["ttft_p50"])
 
     sized = size(qps, rate, output_len, gpus_per_instance=gpus_per_instance, headroom=headroom,
                  gpu_hour_usd=gpu_hour_usd)
+    ranges = {}
+    if uncertainty is not None:
+        fast = size(qps, rate * uncertainty.high, output_len, gpus_per_instance=gpus_per_instance,
+                    headroom=headroom, gpu_hour_usd=gpu_hour_usd)
+        slow = size(qps, rate * uncertainty.low, output_len, gpus_per_instance=gpus_per_instance,
+                    headroom=headroom, gpu_hour_usd=gpu_hour_usd)
+        ranges = dict(uncertainty=uncertainty, rate_range=(rate * uncertainty.low, rate * uncertainty.high),
+                      instances_range=(fast.instances, slow.instances), gpus_range=(fast.gpus, slow.gpus))
     return Plan(
         qps=qps, input_len=int(input_len), output_len=int(output_len), ttft_slo=ttft_slo,
         tpot_slo=tpot_slo, target=target, gpus_per_instance=int(gpus_per_instance),
         headroom=headroom, gpu_hour_usd=gpu_hour_usd, search=search, rate_per_instance=float(rate),
         **sized._asdict(),
         bound=bound.classify(share), bound_shares=share,
-        low_load_ttft_s=low["ttft_p50"], low_load_tpot_s=low["tpot_p50"])
+        low_load_ttft_s=low["ttft_p50"], low_load_tpot_s=low["tpot_p50"], **ranges)
+
+
+class Uncertainty(NamedTuple):
+    """How far capacity has been off where it was checked: published / predicted throughput's 10th
+    (``low``) and 90th (``high``) percentiles over ``rows`` validation rows of ``slice``."""
+
+    low: float
+    high: float
+    rows: int
+    slice: str
 
 
 class Sizing(NamedTuple):

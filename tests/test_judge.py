@@ -301,7 +301,7 @@ def test_progress_writes_are_atomic(tmp_path, monkeypatch):
     with pytest.raises(OSError):
         progress.record(tmp_path, 150, False, "wrong")
     assert (tmp_path / ".progress.json").read_bytes() == before
-    assert [p.name for p in tmp_path.iterdir()] == [".progress.json"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".progress.json", progress.LOCK_NAME]
 
 
 # --- catalog, notebook, maintainers' check ---------------------------------------------------

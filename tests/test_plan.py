@@ -121,3 +121,37 @@ def test_bad_input_names_the_field(kwargs, field):
     args.update(kwargs)
     with pytest.raises(ValueError, match=field):
         plan(**args)
+
+
+def test_plan_ranges_come_from_the_validation_residuals():
+    from sim import presets
+    setup = presets.instance("llama-3-70b", "h100-sxm", tp=8, weight_dtype="fp8", kv_dtype="fp8")
+    u = presets.uncertainty("h100-sxm", 8)
+    p = plan(200, setup, 2000, 500, 2.0, 0.05, gpus_per_instance=8, uncertainty=u)
+    r = p.rate_per_instance
+    assert p.rate_range == pytest.approx((r * u.low, r * u.high))
+    fewest, most = p.instances_range
+    assert fewest == math.ceil(200 / (r * u.high) * 1.3) and most == math.ceil(200 / (r * u.low) * 1.3)
+    assert p.gpus_range == (8 * fewest, 8 * most) and u.low < 1 < u.high and fewest <= p.instances <= most
+    text = str(p)
+    assert f"{p.gpus} ({8 * fewest}-{8 * most})" in text and u.slice in text
+    assert p.as_dict()["gpus_range"] == [8 * fewest, 8 * most]
+    plain = plan(200, setup, 2000, 500, 2.0, 0.05, gpus_per_instance=8)
+    assert plain.gpus == p.gpus and plain.gpus_range is None and "ranges" not in str(plain)
+
+
+def test_residual_slices_fall_back_to_wider_ones():
+    from sim import presets
+    from sim.presets.residuals import RANGES
+    u = presets.uncertainty("h100-sxm", 8)
+    assert u.slice == "h100-sxm/tp8" and RANGES["h100-sxm/tp8"][2] >= presets.MIN_RESIDUAL_ROWS
+    assert presets.uncertainty("gh200", 2).slice in ("gh200", "all")
+    assert presets.uncertainty("gh200", 2).rows >= presets.MIN_RESIDUAL_ROWS
+
+
+def test_long_prompts_are_bound_by_the_ttft_slo():
+    from sim import presets
+    setup = presets.instance("llama-3-8b", "h100-sxm", weight_dtype="fp8")
+    p = plan(5, setup, 32000, 100, 2.0, 0.2, gpus_per_instance=1)
+    assert p.bound == "ttft" and p.bound_shares["ttft_alone"] >= 0.25
+    assert p.bound_shares["ttft_level"] >= 0.8 > p.bound_shares["tpot_level"]

@@ -1,92 +1,69 @@
-"""pytest plugin that runs inside the judge's child process (copied in as ``conftest.py``).
+"""pytest plugin of the judge's trusted process (copied in as ``conftest.py``).
 
-It imports the learner's ``submission`` module under a time limit before anything else, then
-writes one JSON line per event to the results file named by ``JUDGE_RESULTS``:
+The trusted process runs the problem's tests, the reference and every comparison, in a folder the
+learner's code is never given. ``submission`` is a proxy (``judge_remote.make_proxy``) whose calls
+run in the untrusted worker. This plugin:
 
-- ``{"event": "import_error", ...}`` when importing the submission fails (nothing is judged);
-- ``{"event": "collected", "cases": [...]}`` with every case's node id;
-- ``{"event": "start", "case": id}`` before a case and ``{"event": "end", ...}`` after it.
-
-Each line is flushed and fsynced before the case goes on, so the parent can tell which case was
-running when the process died (``os._exit``, a crash, the memory cap, a kill on timeout).
+- reads the run's key (one hex line on stdin) before anything else and signs every record it
+  writes to the results pipe (``JUDGE_RESULTS_FD``) with it, so the parent accepts only its lines;
+- after collection, starts the worker and imports the learner's file there;
+- writes ``{"event": "collected", "cases": [...]}``, ``{"event": "import_error", ...}``,
+  ``{"event": "start", "case": id}`` and ``{"event": "end", ...}`` records;
+- enforces the per-case and whole-run limits through the worker manager;
+- kills every process the worker started when the run ends.
 """
 from __future__ import annotations
 
+import hashlib
+import hmac
 import json
 import os
 import signal
 import sys
 import time
-import traceback
 
 import pytest
 
-RESULTS = os.environ.get("JUDGE_RESULTS", "")
+import judge_remote as remote
+from judgekit import Mismatch
+
+KEY = bytes.fromhex(sys.stdin.readline().strip() or "00")
+RESULTS_FD = int(os.environ.get("JUDGE_RESULTS_FD", "-1"))
 CASE_LIMIT_S = float(os.environ.get("JUDGE_CASE_LIMIT_S", "5"))
+RUN_LIMIT_S = float(os.environ.get("JUDGE_RUN_LIMIT_S", "60"))
+MEMORY_MB = int(os.environ.get("JUDGE_MEMORY_MB", "1024"))
 OUTPUT_LIMIT = int(os.environ.get("JUDGE_OUTPUT_LIMIT", "2048"))
-SKIP_FILE = os.environ.get("JUDGE_SKIP", "")
-SUBMISSION = os.path.join(os.path.dirname(os.path.abspath(__file__)), "submission.py")
+SUBMISSION = os.environ.get("JUDGE_SUBMISSION", "")
+PROTECTED = [p for p in os.environ.get("JUDGE_PROTECT", "").split(os.pathsep) if p]
+STARTED = time.monotonic()
 
-_out = None
-
-
-class CaseTimeout(BaseException):
-    """Raised by the alarm when a case runs past its limit (a BaseException so that a learner's
-    ``except Exception`` does not swallow it)."""
+_state: dict = {"manager": None, "skip_all": False}
 
 
 def _emit(record: dict) -> None:
-    global _out
-    if _out is None:
-        _out = open(RESULTS, "a", encoding="utf-8")
-    _out.write(json.dumps(record, ensure_ascii=False, default=repr) + "\n")
-    _out.flush()
-    try:
-        os.fsync(_out.fileno())
-    except OSError:
-        pass
+    line = json.dumps(record, ensure_ascii=True, default=repr, allow_nan=True)
+    mac = hmac.new(KEY, line.encode("ascii"), hashlib.sha256).hexdigest()
+    view = memoryview((mac + " " + line + "\n").encode("ascii"))
+    while view:  # os.write may write only part of it (a pipe near full): write the rest
+        try:
+            n = os.write(RESULTS_FD, view)
+        except InterruptedError:
+            continue
+        except OSError:
+            return
+        view = view[n:]
 
 
-def _learner_line(tb) -> int | None:
-    line = None
-    for frame in traceback.extract_tb(tb):
-        if os.path.abspath(frame.filename) == SUBMISSION:
-            line = frame.lineno
-    return line
+def _cleanup(*_args) -> None:
+    manager = _state.get("manager")
+    if manager is not None:
+        manager.stop()
+    remote.kill_descendants()
 
 
-def _short(text: str, limit: int = 300) -> str:
-    text = str(text)
-    return text if len(text) <= limit else text[:limit] + "…"
-
-
-def _describe_exception(exc: BaseException, tb) -> dict:
-    return {"type": type(exc).__name__, "message": _short(exc), "line": _learner_line(tb)}
-
-
-def _arm(limit: float) -> None:
-    fired = {"n": 0}
-
-    def on_alarm(signum, frame):
-        fired["n"] += 1
-        if fired["n"] == 1:
-            signal.setitimer(signal.ITIMER_REAL, 1.0)
-            raise CaseTimeout()
-        # The learner's code swallowed the first alarm: give up on this process.
-        _emit({"event": "end", "case": _current.get("case"), "verdict": "timeout",
-               "reason": {"code": "timeout", "limit_s": limit}, "time_s": limit})
-        os._exit(75)
-
-    signal.signal(signal.SIGALRM, on_alarm)
-    signal.setitimer(signal.ITIMER_REAL, limit)
-
-
-def _disarm() -> None:
-    signal.setitimer(signal.ITIMER_REAL, 0)
-    signal.signal(signal.SIGALRM, signal.SIG_DFL)
-
-
-_current: dict = {}
+def _on_term(signum, frame):
+    _cleanup()
+    os._exit(70)
 
 
 def pytest_configure(config):
@@ -94,131 +71,158 @@ def pytest_configure(config):
         sys.set_int_max_str_digits(10000)
     except AttributeError:
         pass
-    try:
-        _arm(CASE_LIMIT_S)
-        try:
-            import submission  # noqa: F401  (the learner's file)
-        finally:
-            _disarm()
-    except CaseTimeout:
-        _emit({"event": "import_error", "kind": "timeout", "limit_s": CASE_LIMIT_S})
-        os._exit(0)
-    except SystemExit as exc:
-        _emit({"event": "import_error", "kind": "exit", "code": _short(exc.code)})
-        os._exit(0)
-    except MemoryError as exc:
-        _emit({"event": "import_error", "kind": "memory"})
-        os._exit(0)
-    except BaseException as exc:  # noqa: BLE001 - anything the learner's module raises
-        info = _describe_exception(exc, exc.__traceback__)
-        if isinstance(exc, SyntaxError):
-            info["line"] = exc.lineno
-        _emit({"event": "import_error", "kind": "exception", **info})
-        os._exit(0)
+    remote.become_subreaper()
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, _on_term)
+    with open(SUBMISSION, "rb") as fh:
+        source = fh.read()
+    limits = {"case_s": CASE_LIMIT_S, "run_s": RUN_LIMIT_S, "memory_mb": MEMORY_MB,
+              "output_keep": OUTPUT_LIMIT * 4}
+    manager = remote.Manager(source, limits, PROTECTED + [os.getcwd()], STARTED + RUN_LIMIT_S,
+                             landlock=os.environ.get("JUDGE_NO_LANDLOCK") != "1")
+    _state["manager"] = manager
+    sys.modules["submission"] = remote.make_proxy(manager)
 
 
 def pytest_collection_modifyitems(session, config, items):
     _emit({"event": "collected", "cases": [item.nodeid for item in items]})
-    skip = set()
-    if SKIP_FILE and os.path.exists(SKIP_FILE):
-        with open(SKIP_FILE, encoding="utf-8") as fh:
-            skip = {line.strip() for line in fh if line.strip()}
-    items[:] = [item for item in items if item.nodeid not in skip]
+    manager = _state["manager"]
+    # The worker starts only now, after every test file has been read.
+    try:
+        manager.start()
+    except remote.ImportFailed as exc:
+        _emit_sandbox(manager)
+        _emit({"event": "import_error", **exc.info})
+        items[:] = []
+        return
+    _emit_sandbox(manager)
 
 
-@pytest.hookimpl(hookwrapper=True)
+def _emit_sandbox(manager) -> None:
+    if manager.landlock is not None:
+        _emit({"event": "sandbox", "landlock": manager.landlock, "reason": manager.landlock_reason})
+
+
+def pytest_unconfigure(config):
+    _cleanup()
+
+
+@pytest.hookimpl(tryfirst=True)
 def pytest_runtest_protocol(item, nextitem):
-    _current["case"] = item.nodeid
-    _current["done"] = False
+    manager = _state["manager"]
+    if time.monotonic() > STARTED + RUN_LIMIT_S or _state["skip_all"]:
+        code = "run_limit" if not _state["skip_all"] or _state["skip_all"] == "run" else "after_crash"
+        _emit({"event": "end", "case": item.nodeid, "verdict": "skipped",
+               "reason": {"code": code, "limit_s": RUN_LIMIT_S}, "time_s": 0.0})
+        return True
+    manager.start_case()
     _emit({"event": "start", "case": item.nodeid})
-    yield
-    if not _current.get("done"):
+    _state["done"] = False
+    _run_item(item)
+    if not _state["done"]:
         _emit({"event": "end", "case": item.nodeid, "verdict": "error",
                "reason": {"code": "internal"}, "time_s": 0.0})
+    return True
 
 
-@pytest.hookimpl(hookwrapper=True)
-def pytest_runtest_call(item):
-    _arm(CASE_LIMIT_S)
-    try:
-        yield
-    finally:
-        _disarm()
+def _run_item(item) -> None:
+    from _pytest.runner import runtestprotocol
+    item.ihook.pytest_runtest_logstart(nodeid=item.nodeid, location=item.location)
+    runtestprotocol(item, nextitem=None, log=True)
+    item.ihook.pytest_runtest_logfinish(nodeid=item.nodeid, location=item.location)
 
 
-def _classify(excinfo) -> tuple[str, dict]:
-    exc = excinfo.value
-    tb = excinfo.tb
-    name = type(exc).__name__
-    if name == "Mismatch" and hasattr(exc, "code"):
+def _classify(exc) -> tuple[str, dict]:
+    if isinstance(exc, Mismatch):
         return "wrong", {"code": exc.code, **exc.params}
-    if isinstance(exc, CaseTimeout):
+    if isinstance(exc, remote.CaseTimeout):
         return "timeout", {"code": "timeout", "limit_s": CASE_LIMIT_S}
-    if isinstance(exc, MemoryError):
-        return "memory", {"code": "memory", "line": _learner_line(tb)}
-    if isinstance(exc, SystemExit):
-        return "error", {"code": "sys_exit", "exit_code": _short(exc.code), "line": _learner_line(tb)}
-    if isinstance(exc, OSError) and getattr(exc, "errno", None) == 27:  # EFBIG
+    if isinstance(exc, remote.RunOut):
+        _state["skip_all"] = "run"
+        return "timeout", {"code": "timeout", "limit_s": CASE_LIMIT_S}
+    if isinstance(exc, remote.SkipRest):
+        _state["skip_all"] = "crash"
+        return "skipped", {"code": "after_crash"}
+    if isinstance(exc, remote.MemoryLimit):
+        return "memory", {"code": "memory_total", "limit_mb": exc.limit_mb}
+    if isinstance(exc, remote.OutputLimit):
         return "error", {"code": "output_limit"}
-    if isinstance(exc, RecursionError):
-        return "error", {"code": "exception", **_describe_exception(exc, tb)}
-    if isinstance(exc, NotImplementedError):
-        return "error", {"code": "not_implemented", "line": _learner_line(tb)}
+    if isinstance(exc, remote.WorkerDied):
+        code = exc.exit_code
+        if code is not None and code < 0:
+            reason = {"code": "signal", "signal": -code}
+            if -code in (signal.SIGKILL, signal.SIGSEGV, signal.SIGABRT, signal.SIGBUS):
+                reason["maybe_memory"] = True
+            return "error", reason
+        return "error", {"code": "died", "exit_code": code}
+    if isinstance(exc, remote.BadReply):
+        return "error", {"code": "bad_reply"}
+    if isinstance(exc, remote.ReturnTypeError):
+        return "wrong", {"code": "return_type", "path": exc.path, "got": exc.type_name}
+    if isinstance(exc, remote.NoFunction):
+        return "wrong", {"code": "no_function", "name": exc.name}
+    if isinstance(exc, remote.SubmissionError):
+        info = exc.info
+        base = info.get("base")
+        if base == "NotImplementedError":
+            return "error", {"code": "not_implemented", "line": info.get("line")}
+        if base == "MemoryError":
+            return "memory", {"code": "memory", "line": info.get("line")}
+        if base == "SystemExit":
+            return "error", {"code": "sys_exit", "exit_code": info.get("code"), "line": info.get("line")}
+        return "error", {"code": "exception", "type": info.get("type"), "message": info.get("message"),
+                         "line": info.get("line")}
     if isinstance(exc, AssertionError):
         return "wrong", {"code": "assert"}
     if isinstance(exc, pytest.fail.Exception):
         return "wrong", {"code": "assert"}
-    return "error", {"code": "exception", **_describe_exception(exc, tb)}
+    # Anything else comes from the trusted side: a broken test or reference.
+    return "error", {"code": "internal", "detail": f"{type(exc).__name__}: {exc}"[:300]}
 
 
 def _json_safe(value, depth: int = 0):
     if depth > 6:
-        return _short(repr(value), 200)
+        return repr(value)[:200]
     if value is None or isinstance(value, (bool, int, str)):
-        return value if not isinstance(value, str) else _short(value, 500)
+        return value if not isinstance(value, str) else value[:500]
     if isinstance(value, float):
         return value if value == value and abs(value) != float("inf") else repr(value)
     if isinstance(value, dict):
         return {str(k): _json_safe(v, depth + 1) for k, v in list(value.items())[:50]}
     if isinstance(value, (list, tuple)):
         return [_json_safe(v, depth + 1) for v in list(value)[:50]]
-    if hasattr(value, "tolist"):
-        try:
-            return _json_safe(value.tolist(), depth + 1)
-        except Exception:  # noqa: BLE001
-            pass
-    return _short(repr(value), 200)
+    return repr(value)[:200]
 
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item, call):
     outcome = yield
-    report = outcome.get_result()
-    if call.when == "teardown":
+    if call.when == "teardown" or _state.get("done"):
         return
     if call.when == "setup" and call.excinfo is None:
         return
     if call.excinfo is None:
         verdict, reason = "pass", {}
     else:
-        verdict, reason = _classify(call.excinfo)
+        verdict, reason = _classify(call.excinfo.value)
+    manager = _state["manager"]
     record = {"event": "end", "case": item.nodeid, "verdict": verdict, "reason": reason,
-              "time_s": round(call.duration, 6)}
-    output = (report.capstdout or "") + (report.capstderr or "")
+              "time_s": round(manager.case_used if call.when == "call" else call.duration, 6)}
+    output, chars = manager.case_output()
     if output:
         record["output"] = output[:OUTPUT_LIMIT]
-        record["output_chars"] = len(output)
+        record["output_chars"] = chars
     example = getattr(item.module, "EXAMPLE", None) if item.module is not None else None
     if example is not None and item.module.__name__.endswith("test_example"):
         details = {"inputs": _json_safe({"function": example.get("function"),
                                          "args": example.get("args", []),
                                          "kwargs": example.get("kwargs", {})})}
         exc = call.excinfo.value if call.excinfo is not None else None
-        if exc is not None and hasattr(exc, "expected") and getattr(exc, "code", None):
+        if isinstance(exc, Mismatch) and exc.expected is not None:
             details["expected"] = _json_safe(exc.expected)
             details["got"] = _json_safe(exc.got)
         elif call.excinfo is not None:
             details["expected"] = _json_safe(example.get("expected"))
         record["details"] = details
     _emit(record)
-    _current["done"] = True
+    _state["done"] = True

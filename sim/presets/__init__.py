@@ -1,56 +1,44 @@
-"""Presets: a Setup for a named model on a named GPU, from shapes, dtypes and datasheets.
+"""Presets: a Setup for a named model on a named GPU, from shapes, dtypes, datasheets and kernel timings.
 
     from sim import presets
     setup = presets.instance("llama-3-70b", "h100-sxm", tp=8, weight_dtype="fp8")
 
-How each Setup field is derived (every one can be overridden by keyword):
+Two rules, chosen by whether ``step_overhead`` is given:
 
-- ``params``: the parameters one token is multiplied by (an MoE's active ones: top-k + shared
-  experts); ``weight_bytes``: all parameters x bytes of ``weight_dtype`` (an MoE step at load touches
-  every expert, so all are read);
-- ``kv_bytes_per_token``: K and V of every layer's KV heads (at least one KV head per GPU: heads are
-  replicated when tp > kv_heads), or MLA's latent (kv_lora_rank + rope dim per layer), which every
-  tensor-parallel GPU keeps a full copy of; in bytes of ``kv_dtype`` (default: ``weight_dtype``);
-- ``kv_capacity_tokens``: (tp x GPU memory x ``mem_util`` - weight_bytes) / kv_bytes_per_token;
-- ``peak_flops``: tp x the GPU's dense FLOP/s in the weights' dtype (FP8 weights: FP8 matmuls);
-  ``mfu``: the fraction of it the step's matmuls reach (default ``MFU``);
-- ``bandwidth``: tp x HBM bandwidth x ``bandwidth_util`` (default ``BANDWIDTH_UTIL``);
-- ``kv_serial``: the fraction of the KV-cache read added after the compute bound instead of hidden
-  under it (default ``KV_SERIAL``: attention kernels run between the GEMMs);
-- ``step_overhead``: ``BASE_OVERHEAD_S`` (scheduling, launches) plus, with tp > 1, two all-reduces
-  per layer at ``ALLREDUCE_LATENCY_S`` each; ``comm_s_per_token``: the same all-reduces' data, each
-  token's hidden state in BF16, at ``LINK_UTIL`` of one direction of the GPU's link: a ring moves
-  2 (tp-1)/tp of it per GPU each way, an NVSwitch that reduces in the switch (``GPU.nvls``) once.
+**Calibrated** (the default): every efficiency term comes from kernel measurements
+(``sim.presets.efficiency``: TensorRT-LLM kernel tables for NVIDIA GPUs, published microbenchmarks
+for AMD), none from a serving benchmark:
 
-Passing ``step_overhead`` selects the handbook's step rule: the given overhead is the whole per-step
-overhead, TP communication included (as the chapter's 1.5 ms is), so no per-token communication is
-added unless ``comm_s_per_token`` is given too, and the KV read stays under the roofline's max
-(``kv_serial`` 0) unless ``kv_serial`` is given too. So ``instance("llama-3-70b", "h100-sxm", tp=8,
+- ``params``: the parameters one token is multiplied by (an MoE's active ones), less the input
+  embedding (a lookup, no FLOPs); ``weight_bytes``: all parameters x bytes of ``weight_dtype``;
+- ``mfu``: the GEMMs' fitted efficiency at this per-GPU slice size, e_inf S / (S + s_half) with S
+  the layer's parameters per GPU, as a fraction of the datasheet peak in ``weight_dtype``;
+- ``bandwidth``: tp x the weight-streaming bandwidth the GEMM fit found; ``kv_bandwidth_ratio``:
+  decode attention's KV-read speed relative to it; ``kv_serial`` = 1 (attention runs between the
+  GEMMs, so its KV read adds to the step);
+- ``attn_flops_per_pair`` / ``attn_mfu``: prefill attention's FLOPs per (query, key) pair and its
+  measured efficiency;
+- ``step_overhead``: ``BASE_OVERHEAD_S`` (host work per step, the one constant fitted to the whole
+  validation set; see tests/validation/README.md) + layers x (the GEMMs' fixed launch time + the
+  decode-attention floor) + 2 all-reduces per layer x their measured latency at this tp;
+  ``comm_s_per_token``: those all-reduces' BF16 hidden state over their measured bandwidth;
+- ``kv_capacity_tokens``: (tp x (memory as the driver reports it x ``mem_util`` -
+  ``RUNTIME_RESERVE_BYTES``) - weight_bytes) / kv_bytes_per_token.
+
+**Handbook** (``step_overhead`` given): the chapter's roofline with the factors given (``mfu``,
+``bandwidth_util``; defaults ``MFU``, ``BANDWIDTH_UTIL``), datasheet memory x ``mem_util``, the
+whole active parameter count, the given overhead standing for all communication (no per-token
+term unless ``comm_s_per_token`` is given), the KV read under the roofline's max (``kv_serial`` 0
+unless given) and no attention FLOPs. So ``instance("llama-3-70b", "h100-sxm", tp=8,
 weight_dtype="fp8", kv_dtype="fp8", mfu=0.4, step_overhead=1.5e-3, bandwidth_util=1.0)`` is the
-chapter's instance.
+chapter's instance, and gives the chapter's plan exactly.
 
-Calibration of the defaults (no constant is fitted to a benchmark row):
+Both: ``kv_bytes_per_token`` is K and V of every layer's KV heads (at least one KV head per GPU:
+heads are replicated when tp > kv_heads), or MLA's latent, which every tensor-parallel GPU keeps a
+full copy of, in bytes of ``kv_dtype`` (default: ``weight_dtype``).
 
-- ``MFU = 0.7``: large GEMMs on one H200 measured 0.70-0.79 of dense BF16 peak and 0.69-0.75 of
-  dense FP8 peak (``torch._scaled_mm``), 0.60-0.67 at 256 rows (benchmarks/gpu/README.md,
-  h200-2026-11-30.json); serving engines fuse the elementwise work around them. Peaks are the
-  datasheets' dense figures (sim/presets/gpus.py).
-- ``BANDWIDTH_UTIL = 0.75``: a whole graph-captured decode step of 8 Llama-70B-shaped layers read
-  weights + KV at 0.74-0.76 of the 4.8 TB/s datasheet, and skinny decode GEMMs streamed weights at
-  0.70-0.79 (same measurements).
-- ``KV_SERIAL = 1.0``: attention streams the KV cache between the GEMMs, so its time adds. The same
-  8-layer decode step, graph-captured, at (batch, context) = (128, 2048), (256, 1024), (256, 2048),
-  (256, 4096), (512, 1024), (512, 2048), (128, 8192) took 6.23, 8.11, 10.03, 13.60, 15.49, 18.68,
-  11.89 ms (tests/validation/h200_decode_steps.json); with MFU 0.7 and 0.75 of 4.8 TB/s the KV
-  read added after the GEMMs predicts them within -8 % to +12 % (mean |error| 6 %), the KV read
-  hidden under the compute bound (the handbook's max) within -35 % to +12 % (mean 17 %).
-- ``BASE_OVERHEAD_S = 1 ms``: scheduling and sampling on the host per step; CUDA graphs remove the
-  launch cost (measured ~20 us per layer eager vs graph).
-- ``ALLREDUCE_LATENCY_S``, ``LINK_UTIL``: NVLink all-reduces of a few MB reach roughly 0.7-0.8 of
-  the link in NCCL's bus-bandwidth terms; with in-switch reduction each GPU's traffic is its data
-  once each way, about half a ring's at tp = 8. Engines may overlap part of it; none is assumed.
-
-tests/validation/README.md compares the result with published MLPerf Inference results.
+How good the calibrated rule is: ``python benchmarks/bench_validation.py`` (tests/validation/),
+and ``uncertainty(gpu, tp)`` gives plans the matching slice's residual range.
 """
 
 from __future__ import annotations
@@ -179,6 +167,23 @@ def calibrated(m: Model, g: GPU, key: str, tp: int, weight_dtype: str, kv_dtype:
         attn_flops_per_pair=float(m.attention_flops_per_pair()), attn_mfu=t.attn_mfu,
         step_overhead=BASE_OVERHEAD_S + m.layers * t.layer_fixed_s + allreduces * t.allreduce_alpha_s,
         comm_s_per_token=allreduces * m.hidden * ACTIVATION_BYTES / t.allreduce_beta if tp > 1 else 0.0)
+
+
+MIN_RESIDUAL_ROWS = 5      # a slice needs this many validation rows to give a range of its own
+
+
+def uncertainty(gpu_name: str, tp: int):
+    """The calibrated model's capacity error where it was checked, for plans' ranges: the 10th and
+    90th percentiles of published / predicted throughput over the validation rows of this GPU at
+    this tp, else of this GPU, else of every row (the first with >= MIN_RESIDUAL_ROWS rows)."""
+    from sim.planning import Uncertainty
+    from sim.presets.residuals import RANGES
+    key = gpu_key(gpu_name)
+    for slice_ in (f"{key}/tp{tp}", key, "all"):
+        if slice_ in RANGES and RANGES[slice_][2] >= MIN_RESIDUAL_ROWS:
+            low, high, rows = RANGES[slice_]
+            return Uncertainty(low, high, rows, slice_)
+    raise ValueError("no validation residuals: run benchmarks/bench_validation.py --write")
 
 
 def gpu_key(name: str) -> str:
