@@ -68,20 +68,40 @@ def _scored():
     return [F.Scored(by_id[i], p) for i, p in sorted(REPORT["predicted"].items())]
 
 
+def _headline():
+    return [s for s in _scored() if not F.saturated(s.row)]
+
+
+def _saturated():
+    return [s for s in _scored() if F.saturated(s.row)]
+
+
+def _same_table(computed, stored):
+    assert [(d, k, f["rows"]) for d, k, f in computed] == [(d, k, f["rows"]) for d, k, f in stored]
+    for (_, _, f), (_, _, g) in zip(computed, stored):          # sums in another order: last-digit noise
+        assert (f["mape"], f["bias"]) == pytest.approx((g["mape"], g["bias"]), rel=1e-12, abs=1e-15)
+
+
 def test_reported_slices_are_computed_from_the_rows():
-    table = bench.slice_table(_scored())
-    assert [[d, k, f] for d, k, f in table] == REPORT["slices"]
+    _same_table(bench.slice_table(_headline()), REPORT["slices"])
+    _same_table(bench.slice_table(_saturated(), dims=("metric", "gpu")), REPORT["saturated"])
+    assert all(s.row.scenario in ("server", "interactive") for s in _saturated())
 
 
-def test_readme_table_is_the_report():
+def test_readme_tables_are_the_report():
     readme = (ROOT / "README.md").read_text()
-    assert bench.markdown(bench.slice_table(_scored())) in readme
+    assert bench.markdown(bench.slice_table(_headline())) in readme
+    assert bench.markdown(bench.slice_table(_saturated(), dims=("metric", "gpu"))) in readme
+    loso = REPORT["loso"]["all"]
+    assert f"**{loso['mape']:.1%} MAPE** (bias {loso['bias']:+.1%})" in readme
 
 
 def test_leave_one_source_out_figures_pool_the_sources():
     loso = REPORT["loso"]
-    assert set(loso["sources"]) == {r.source for r in ROWS if r.id in REPORT["predicted"]}
-    assert loso["all"]["rows"] == len(REPORT["predicted"])
+    assert set(loso["sources"]) == {s.row.source for s in _headline()}
+    assert loso["all"]["rows"] == len(_headline())
+    pooled = [s.error for s in _headline()]
+    assert loso["all"]["mape"] <= 2 * F.mape(pooled)
     assert all(v in REPORT["grid"] for v in (f["value"] for f in loso["sources"].values()))
 
 
