@@ -28,8 +28,8 @@ from sim.workload import Workload  # noqa: E402
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--minutes", type=float, default=60.0)
-    ap.add_argument("--prefill", type=int, default=9)
-    ap.add_argument("--decode", type=int, default=7)
+    ap.add_argument("--prefill", type=int, default=10)     # what `python -m sim fleet` picks for this load
+    ap.add_argument("--decode", type=int, default=3)
     args = ap.parse_args()
     setup = presets.instance("llama-3-70b", "h100-sxm", tp=8, weight_dtype="fp8", kv_dtype="fp8",
                              mfu=0.4, step_overhead=1.5e-3, bandwidth_util=1.0)

@@ -43,3 +43,16 @@ def test_sweep_small_grid_sorted_by_cost(capsys):
 def test_module_entry_point():
     done = subprocess.run([sys.executable, "-m", "sim", "plan", "--help"], capture_output=True, text=True)
     assert done.returncode == 0 and "--qps" in done.stdout
+
+
+def test_readme_plan_with_ranges_is_what_the_cli_prints():
+    import re
+    from pathlib import Path
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    shown = re.search(r"```\n(rate per instance .*?)```", readme, flags=re.S).group(1).strip().splitlines()
+    out = subprocess.run([sys.executable, "-m", "sim", "plan", "--model", "llama-3-70b", "--gpu", "h100-sxm",
+                          "--tp", "8", "--dtype", "fp8", "--qps", "200", "--input", "2000", "--output", "500",
+                          "--ttft", "2", "--tpot", "0.05"], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    printed = out.stdout.splitlines()
+    assert len(shown) == 4 and all(line in printed for line in shown), (shown, printed)

@@ -24,9 +24,20 @@ def test_ci_runs_make_test():
     assert re.search(r"^make test$", ci, flags=re.M)
 
 
-def test_readme_python_example_runs():
-    blocks = re.findall(r"```python\n(.*?)```", README, flags=re.S)
-    assert blocks
-    for code in blocks:
+def test_readme_python_examples_print_what_the_readme_says():
+    """Every Python block runs; where the next fenced block is a bare one (its printed output), each
+    of its lines is a line the code prints."""
+    blocks = re.findall(r"```(\w*)\n(.*?)```", README, flags=re.S)
+    assert any(lang == "python" for lang, _ in blocks)
+    checked = 0
+    for i, (lang, code) in enumerate(blocks):
+        if lang != "python":
+            continue
         run = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
         assert run.returncode == 0, run.stderr
+        if i + 1 < len(blocks) and blocks[i + 1][0] == "":
+            printed = run.stdout.splitlines()
+            for line in blocks[i + 1][1].strip().splitlines():
+                assert line in printed, (line, printed)
+            checked += 1
+    assert checked >= 1

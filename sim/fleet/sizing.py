@@ -18,6 +18,8 @@ from __future__ import annotations
 import math
 from dataclasses import asdict, dataclass
 
+import numpy as np
+
 from sim.fleet.clock import run_fleet
 from sim.fleet.spec import Fleet
 from sim.metrics import meets_slos
@@ -43,6 +45,7 @@ def gpu_hour_usd(gpu: str) -> float:
 
 
 KEEP_UP = 0.97
+DRIFT, DRIFT_S = 1.25, 0.05     # allowed growth of the median wait between the 2nd and 4th quarters
 
 # --- the search ------------------------------------------------------------------------------------
 
@@ -123,13 +126,23 @@ def size_fleet(qps: float, setup: Setup, input_len: int, output_len: int, ttft_s
         return slo_ok, ttft_ok, res
 
     def keeps_up(done_at, res):
-        """An overloaded fleet can still meet the SLOs over a short window while its queue grows:
-        require that in the window's second half it completes as many requests as arrive (within
-        KEEP_UP, about two standard deviations of the Poisson count)."""
+        """An overloaded fleet can still meet the SLOs over a short window while its queue grows.
+        Require both that in the window's second half it completes as many requests as arrive
+        (within KEEP_UP, about two standard deviations of the Poisson count), and that waiting
+        does not grow: the median time to ``done_at`` of the last quarter's arrivals is at most
+        DRIFT x the second quarter's plus DRIFT_S (a stable queue has the same distribution in
+        both; a slowly overloaded one, which a short window hides, drifts upwards)."""
         end = res.arrival[-1]
         arrived = int((res.arrival >= end / 2).sum())
         completed = int(((done_at >= end / 2) & (done_at <= end)).sum())
-        return completed >= KEEP_UP * arrived
+        if completed < KEEP_UP * arrived:
+            return False
+        wait = done_at - res.arrival
+        second = wait[(res.arrival >= end / 4) & (res.arrival < end / 2)]
+        last = wait[res.arrival >= 3 * end / 4]
+        if not len(second) or not len(last):
+            return True
+        return float(np.median(last)) <= DRIFT * float(np.median(second)) + DRIFT_S
 
     def option(kind, p, d, total, res, slo_ok):
         from sim.metrics import percentile
