@@ -112,3 +112,24 @@ def reference_run(setup: Setup, arrivals, input_lens, output_lens, *, closed_loo
                     pending.append(nxt)
                     issued += 1
     return reqs
+
+
+def check_against_reference(setup: Setup, n: int, seed: int, load: float, closed: bool):
+    """Run a random small workload (uniform prompts of 1-60 tokens, long-tailed outputs) through the
+    fast engine and the plain loop, open loop at ``load`` requests per full-budget step or closed
+    loop with 3 clients, and assert every request's first-token and finish times are equal.
+    Returns the fast engine's result."""
+    import numpy as np
+
+    from sim import lengths, run, workload
+    inp, out = lengths.uniform(1, 60), lengths.lognormal(30, 1.0, high=200)
+    if closed:
+        w = workload.closed_loop(3, n, inp, out, think_s=0.01, seed=seed)
+        ref = reference_run(setup, None, w.input_len, w.output_len, closed_loop=(3, 0.01))
+    else:
+        w = workload.poisson(load / setup.step_time(setup.max_num_batched_tokens, 0), n, inp, out, seed=seed)
+        ref = reference_run(setup, w.arrival, w.input_len, w.output_len)
+    res = run(setup, w)
+    assert np.array_equal(res.first_token, [r.first_token for r in ref])
+    assert np.array_equal(res.finish, [r.finish for r in ref])
+    return res

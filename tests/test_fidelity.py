@@ -6,8 +6,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from reference import reference_run
-from sim import Setup, lengths, presets, run, simulate, workload
+from reference import check_against_reference, reference_run
+from sim import Setup, presets, run, simulate, workload
 from sim.sweep import sweep
 
 FAST = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -23,16 +23,7 @@ def test_fidelity_terms_match_reference(comm, serial, ratio, n, seed, budget, se
     setup = Setup(params=1e9, weight_bytes=1e9, kv_bytes_per_token=4e6, kv_capacity_tokens=600,
                   peak_flops=1e14, bandwidth=1e12, step_overhead=1e-4, max_num_batched_tokens=budget,
                   max_num_seqs=seqs, comm_s_per_token=comm, kv_serial=serial, kv_bandwidth_ratio=ratio)
-    inp, out = lengths.uniform(1, 60), lengths.lognormal(30, 1.0, high=200)
-    if closed:
-        w = workload.closed_loop(3, n, inp, out, think_s=0.01, seed=seed)
-        ref = reference_run(setup, None, w.input_len, w.output_len, closed_loop=(3, 0.01))
-    else:
-        w = workload.poisson(load / setup.step_time(budget, 0), n, inp, out, seed=seed)
-        ref = reference_run(setup, w.arrival, w.input_len, w.output_len)
-    res = run(setup, w)
-    assert np.array_equal(res.first_token, [r.first_token for r in ref])
-    assert np.array_equal(res.finish, [r.finish for r in ref])
+    res = check_against_reference(setup, n, seed, load, closed)
     assert np.allclose(res.steps.duration.sum(), sum(
         setup.step_time(t, c) for t, c in zip(res.steps.tokens.tolist(), res.steps.context.tolist())))
 
