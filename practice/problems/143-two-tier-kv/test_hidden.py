@@ -71,11 +71,10 @@ def test_scan_larger_than_both_tiers():
     run_and_check(2, 3, list(range(7)) * 3)
 
 
-def test_matches_sim_host_tier():
-    # TODO(kv branch): once sim has paged KV with a host tier (the "memory" layer of COURSE.md),
-    # replay RANDOM through it and compare the GPU/host residency after every read with the
-    # reference, e.g. sim.memory.TieredBlockCache(gpu_blocks, cpu_blocks).read(block) -> "gpu"/"cpu"/"miss".
-    pytest.skip("TODO(kv): sim has no host KV tier yet; compare with it when branch kv lands")
+# TODO(kv): sim has no host KV tier yet. Once branch kv lands (paged KV with a host tier, the
+# "memory" layer of COURSE.md), add a case that replays RANDOM through it and compares the GPU/host
+# residency after every read with the reference, e.g. with
+# sim.memory.TieredBlockCache(gpu_blocks, cpu_blocks).read(block) -> "gpu" / "cpu" / "miss".
 
 
 def test_read_time():
