@@ -29,7 +29,7 @@ lab: $(COURSE)
 
 # Unit tests, the notebooks under nbval, and the judge's maintainer check.
 test: $(TESTS)
-	$(BIN)/python practice/judge.py check
+	$(BIN)/python practice/judge.py check --mutants
 	$(BIN)/python -m pytest tests $(if $(NOTEBOOKS),--nbval-lax $(NOTEBOOKS))
 
 test-fast: $(TESTS)

@@ -17,6 +17,14 @@ PROBLEMS_DIR = Path(__file__).resolve().parent / "problems"
 REQUIRED_KEYS = ("id", "slug", "title", "title_en", "difficulty", "chapter", "tags", "functions")
 DIFFICULTIES = ("简单", "中等", "困难")
 DIFFICULTY_EN = {"简单": "easy", "中等": "medium", "困难": "hard"}
+# The chapter a problem's ``chapter`` front matter points at (the notebook that teaches it).
+CHAPTERS = {
+    "01": ("压测、SLO 与容量", "Load testing, SLOs and capacity"),
+    "02": ("系统设计", "System design"),
+    "03": ("设计题解答 I", "Design answers I"),
+    "04": ("设计题解答 II", "Design answers II"),
+    "05": ("进阶专题", "Later topics"),
+}
 HINT_HEADING = "## 提示"
 EXPLANATION_HEADING = "## 解析"
 _FOLDER = re.compile(r"^(\d+)-([a-z0-9][a-z0-9-]*)$")
@@ -88,6 +96,18 @@ class Problem:
 
     def display_title(self, lang: str = "zh") -> str:
         return self.title_en if lang == "en" and self.title_en else self.title
+
+    @property
+    def chapter(self) -> str:
+        """Two digits, e.g. "03" (front matter ``chapter: 03``)."""
+        raw = self.meta.get("chapter", "")
+        return f"{raw:02d}" if isinstance(raw, int) else str(raw).strip()
+
+    def display_chapter(self, lang: str = "zh") -> str:
+        names = CHAPTERS.get(self.chapter)
+        if names is None:
+            return self.chapter
+        return f"{self.chapter} {names[1] if lang == 'en' else names[0]}"
 
     def display_difficulty(self, lang: str = "zh") -> str:
         d = str(self.meta.get("difficulty", ""))

@@ -6,13 +6,19 @@
   reference computes for it;
 - the starter and the reference define the listed functions with the same signatures;
 - judged in the sandbox, the reference passes every case, the starter fails every case,
-  ``test_example.py`` has exactly one case and ``test_hidden.py`` at least one.
+  ``test_example.py`` has exactly one case and ``test_hidden.py`` at least one;
+- every listed function has a signature with a return type (``name(...) -> T``) in the statement;
+- the arguments the hidden tests check with ``expect_value_error`` and the ones the statement's
+  input-check section (``### 输入检查``) names are the same set (see ``input_check_issues``);
+- with ``--mutants``: the hidden tests catch at least 95% of the reference's non-equivalent
+  single-point mutants (``mutants.py``).
 """
 from __future__ import annotations
 
 import ast
 import importlib.util
 import os
+import re
 import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -56,6 +62,63 @@ def _normal(value):
     if isinstance(value, dict):
         return {str(k): _normal(v) for k, v in value.items()}
     return value
+
+
+INPUT_CHECK_HEADING = re.compile(r"^(#{2,4})\s*输入检查\s*$", re.M)
+
+
+def input_check_section(statement: str) -> str | None:
+    """The text of the statement's ``### 输入检查`` section (to the next heading of its level or
+    above), or None."""
+    m = INPUT_CHECK_HEADING.search(statement)
+    if m is None:
+        return None
+    level = len(m.group(1))
+    rest = statement[m.end():]
+    end = re.search(r"^#{1,%d}\s" % level, rest, re.M)
+    return rest[:end.start()] if end else rest
+
+
+def _parameters(path: Path, names: list[str]) -> set[str]:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    params = set()
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef) and node.name in names:
+            a = node.args
+            params |= {x.arg for x in a.posonlyargs + a.args + a.kwonlyargs}
+    return params
+
+
+def input_check_issues(problem: catalog.Problem) -> list[str]:
+    """Arguments validated by the hidden tests but not named in the statement's input-check
+    section, and arguments named there that no hidden case checks. The tests' fields come from an
+    in-process run of the reference that records every ``expect_value_error(..., field=...)``."""
+    from . import mutants
+    p = problem.key
+    section = input_check_section(problem.statement)
+    if section is None:
+        return [f"{p}: the statement has no '### 输入检查' section"]
+    try:
+        tested, failures = mutants.validated_fields(problem)
+    except Exception as exc:  # noqa: BLE001
+        return [f"{p}: cannot run the tests in process: {type(exc).__name__}: {exc}"]
+    issues = [f"{p}: the reference fails in process: {f}" for f in failures[:3]]
+    params = _parameters(problem.solution_path, problem.functions)
+    named = {w for w in re.findall(r"`([A-Za-z_][A-Za-z0-9_]*)`", section) if w in params | tested}
+    for name in sorted(tested - named):
+        issues.append(f"{p}: the hidden tests validate '{name}' but the input-check section does not name it")
+    for name in sorted(named - tested):
+        issues.append(f"{p}: the input-check section names '{name}' but no hidden case checks it")
+    return issues
+
+
+def signature_issues(problem: catalog.Problem) -> list[str]:
+    """Every listed function appears in the statement as ``name(...) -> T``."""
+    issues = []
+    for name in problem.functions:
+        if not re.search(r"`" + re.escape(name) + r"\(.*?\)\s*->\s*[^`]+`", problem.statement):
+            issues.append(f"{problem.key}: the statement has no signature with a return type for {name}()")
+    return issues
 
 
 def static_issues(problem: catalog.Problem) -> list[str]:
@@ -133,7 +196,8 @@ def dynamic_issues(problem: catalog.Problem, lang: str = "zh") -> list[str]:
     return issues
 
 
-def check_all(keys: list[str] | None = None, lang: str = "zh", log=print) -> tuple[list[str], int]:
+def check_all(keys: list[str] | None = None, lang: str = "zh", log=print,
+              mutants: bool = False) -> tuple[list[str], int]:
     issues: list[str] = []
     folders = catalog.problem_folders()
     problems = []
@@ -165,6 +229,14 @@ def check_all(keys: list[str] | None = None, lang: str = "zh", log=print) -> tup
                                "missing files" in i for i in static[pr.key]) else [], problems)))
     for problem in problems:
         found = static[problem.key] + dynamic[problem.key]
+        if not any("missing files" in i for i in found):
+            found += signature_issues(problem) + input_check_issues(problem)
         log(f"{'ok  ' if not found else 'FAIL'} {problem.key}")
         issues.extend(found)
+    if mutants:
+        from . import mutants as mutation
+        log("")
+        scores = [mutation.check_problem(p) for p in problems
+                  if not any("missing files" in i for i in static[p.key])]
+        issues.extend(mutation.report(scores, log=log))
     return issues, len(problems)

@@ -82,6 +82,8 @@ def _parser() -> argparse.ArgumentParser:
     sub.add_parser("progress", parents=[common])
     p = sub.add_parser("check", parents=[common], help="maintainers: verify every problem")
     p.add_argument("problems", nargs="*")
+    p.add_argument("--mutants", action="store_true",
+                   help="also judge single-point mutants of each reference (are the hidden tests sharp?)")
     return parser
 
 
@@ -266,12 +268,28 @@ def cmd_solution(ctx, args) -> int:
     return 0
 
 
+def _by_chapter(problems):
+    """[(chapter, [problems in id order])] in chapter order."""
+    chapters: dict[str, list] = {}
+    for problem in problems:
+        chapters.setdefault(problem.chapter, []).append(problem)
+    return sorted(chapters.items())
+
+
+def _pad(text: str, width: int) -> str:
+    import unicodedata
+    used = sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text)
+    return text + " " * max(0, width - used)
+
+
 def cmd_list(ctx, args) -> int:
     data = ctx.load_progress()
-    for problem in catalog.all_problems():
-        status = t("cli.status." + progress.status(data, problem.id), ctx.lang)
-        ctx.out(f"{problem.id:>4}  {status:<6}  {problem.display_difficulty(ctx.lang):<6}  "
-                f"{problem.display_title(ctx.lang)}")
+    for _, problems in _by_chapter(catalog.all_problems()):
+        ctx.out(t("cli.chapter", ctx.lang, chapter=problems[0].display_chapter(ctx.lang)))
+        for problem in problems:
+            status = t("cli.status." + progress.status(data, problem.id), ctx.lang)
+            ctx.out(f"  {problem.id:>4}  {_pad(status, 8)}{_pad(problem.display_difficulty(ctx.lang), 8)}"
+                    f"{problem.display_title(ctx.lang)}")
     return 0
 
 
@@ -279,6 +297,10 @@ def cmd_progress(ctx, args) -> int:
     data = ctx.load_progress()
     problems = catalog.all_problems()
     states = {p.id: progress.status(data, p.id) for p in problems}
+    for _, group in _by_chapter(problems):
+        ctx.out(t("cli.progress_chapter", ctx.lang, chapter=group[0].display_chapter(ctx.lang),
+                  solved=sum(states[p.id] == "solved" for p in group), total=len(group),
+                  tried=sum(states[p.id] == "tried" for p in group)))
     solved = sum(s == "solved" for s in states.values())
     tried = sum(s == "tried" for s in states.values())
     ctx.out(t("cli.progress", ctx.lang, solved=solved, total=len(problems), tried=tried))
@@ -292,7 +314,7 @@ def cmd_progress(ctx, args) -> int:
 def cmd_check(ctx, args) -> int:
     from .checker import check_all
     problems = args.problems or None
-    issues, count = check_all(problems, lang=ctx.lang, log=ctx.out)
+    issues, count = check_all(problems, lang=ctx.lang, log=ctx.out, mutants=args.mutants)
     for issue in issues:
         ctx.out("  - " + issue)
     if issues:

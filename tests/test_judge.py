@@ -360,3 +360,39 @@ def test_maintainer_check_catches_a_wrong_statement(tmp_path):
     problem = catalog.load_problem(root / P184.folder.name)
     issues = checker.static_issues(problem)
     assert any("differs" in i for i in issues)
+
+
+def test_mutants_are_made_and_caught(tmp_path):
+    from practice import mutants
+
+    made = mutants.make_mutants("import math\n\ndef f(a, b):\n    \"\"\"doc 1\"\"\"\n"
+                                "    if a < 0:\n        raise ValueError(f'a {a + 1}')\n"
+                                "    return max(a, b) * 2 + math.floor(b / 3)\n")
+    kinds = {m.description for m in made}
+    assert "a < 0  ->  a <= 0" in kinds and "max(a, b)  ->  min(a, b)" in kinds
+    assert any("floor" in k and "ceil" in k for k in kinds) and "2  ->  3" in kinds
+    assert not any("a + 1" in k for k in kinds)        # error messages are left alone
+    assert len({m.id for m in made}) == len(made)
+    score = mutants.check_problem(catalog.find("150"))
+    assert score.error is None and score.judged == score.total > 0 and score.score >= mutants.TARGET
+
+
+def test_maintainer_check_compares_input_checks(tmp_path):
+    import shutil
+
+    from practice import checker
+
+    root = tmp_path / "problems"
+    shutil.copytree(P184.folder, root / P184.folder.name)
+    md = root / P184.folder.name / "problem.md"
+    md.write_text(md.read_text(encoding="utf-8").replace("`overhead_ms` 必须", "开销必须"), encoding="utf-8")
+    issues = checker.input_check_issues(catalog.load_problem(root / P184.folder.name))
+    assert any("'overhead_ms'" in i and "does not name it" in i for i in issues)
+
+
+def test_list_and_progress_group_by_chapter(tmp_path):
+    rc, out = _cli("list", workspace_dir=tmp_path)
+    assert rc == 0 and "章节 01" in out and "章节 02" in out
+    assert out.index("章节 01") < out.index("126") < out.index("章节 02") < out.index("184")
+    rc, out = _cli("progress", "--lang", "en", workspace_dir=tmp_path)
+    assert rc == 0 and "Chapter 02 System design: solved 0 of" in out

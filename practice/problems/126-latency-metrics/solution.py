@@ -27,7 +27,7 @@ def request_metrics(arrival, token_times):
 
 
 def percentile(values, p):
-    """Nearest-rank percentile: sorted(values)[min(n-1, ceil(p*n/100)-1)]."""
+    """Nearest-rank percentile: float(sorted(values)[ceil(p*n/100) - 1]) (at least the first)."""
     if isinstance(p, bool) or not isinstance(p, numbers.Real) or not 0 < p <= 100:
         raise ValueError(f"p must be in (0, 100], got {p!r}")
     if len(values) == 0:
@@ -35,17 +35,20 @@ def percentile(values, p):
     ordered = sorted(values)
     n = len(ordered)
     rank = math.ceil(p * n / 100)
-    return ordered[min(n - 1, max(rank, 1) - 1)]
+    return float(ordered[max(rank, 1) - 1])
 
 
 def summarize(requests, ttft_slo, tpot_slo, p=99):
     """Percentiles of TTFT, TPOT and ITL, and goodput, over a list of requests."""
     if len(requests) == 0:
         raise ValueError("requests must not be empty")
-    if isinstance(ttft_slo, bool) or not isinstance(ttft_slo, numbers.Real) or not ttft_slo > 0:
-        raise ValueError(f"ttft_slo must be > 0 seconds, got {ttft_slo!r}")
-    if isinstance(tpot_slo, bool) or not isinstance(tpot_slo, numbers.Real) or not tpot_slo > 0:
-        raise ValueError(f"tpot_slo must be > 0 seconds, got {tpot_slo!r}")
+    for r in requests:
+        if not isinstance(r, dict) or "arrival" not in r or "token_times" not in r:
+            raise ValueError("requests: every request is a dict with 'arrival' and 'token_times'")
+    for name, slo in (("ttft_slo", ttft_slo), ("tpot_slo", tpot_slo)):
+        if isinstance(slo, bool) or not isinstance(slo, numbers.Real) or not math.isfinite(slo) \
+                or not slo > 0:
+            raise ValueError(f"{name} must be a finite number > 0 seconds, got {slo!r}")
     metrics = [request_metrics(r["arrival"], r["token_times"]) for r in requests]
     ttfts = [m["ttft"] for m in metrics]
     tpots = [m["tpot"] for m in metrics]

@@ -12,7 +12,7 @@ def request_metrics(arrival, token_times):
 
 
 def percentile(values, p):
-    """Nearest-rank percentile: sorted(values)[min(n - 1, ceil(p * n / 100) - 1)]."""
+    """Nearest-rank percentile: float(sorted(values)[ceil(p * n / 100) - 1])."""
     raise NotImplementedError
 
 

@@ -39,7 +39,7 @@ def test_percentile_nearest_rank_not_interpolated():
     check_close(got, expected)
 
 
-def test_percentile_float_trap():
+def test_percentile_multiply_before_divide():
     got, expected = both("percentile", list(range(100, 0, -1)), 7)
     check_close(got, expected)
 
@@ -56,6 +56,19 @@ def test_percentile_small_p_is_min():
 
 def test_percentile_single_value():
     got, expected = both("percentile", [42.0], 99)
+    check_close(got, expected)
+
+
+def test_percentile_of_ints_returns_float():
+    got, expected = both("percentile", [5, 1, 3], 50)
+    check_close(got, expected)
+    if not isinstance(got, float):
+        from judgekit import Mismatch
+        raise Mismatch("type", path="result", want="float", got=type(got).__name__)
+
+
+def test_percentile_p_just_below_100_is_max():
+    got, expected = both("percentile", [float(i) for i in range(10)], 99.99)
     check_close(got, expected)
 
 
@@ -91,12 +104,25 @@ BAD = [
     ("requests", "summarize", ([{"arrival": 1.0, "token_times": [1.0]}], 1.0, 1.0), {}),
     ("ttft_slo", "summarize", ([{"arrival": 0.0, "token_times": [1.0]}], 0, 1.0), {}),
     ("tpot_slo", "summarize", ([{"arrival": 0.0, "token_times": [1.0]}], 1.0, -1), {}),
+    ("tpot_slo", "summarize", ([{"arrival": 0.0, "token_times": [1.0]}], 1.0, 0), {}),
+    ("ttft_slo", "summarize", ([{"arrival": 0.0, "token_times": [1.0]}], float("inf"), 1.0), {}),
+    ("tpot_slo", "summarize", ([{"arrival": 0.0, "token_times": [1.0]}], 1.0, float("nan")), {}),
+    ("requests", "summarize", ([{"arrival": 0.0}], 1.0, 1.0), {}),
+    ("requests", "summarize", ([{"token_times": [1.0]}], 1.0, 1.0), {}),
+    ("p", "percentile", ([1.0, 2.0], 100.5), {}),
+    ("arrival", "request_metrics", (True, [1.0]), {}),
 ]
 
 
 @pytest.mark.parametrize("field,name,args,kwargs", BAD, ids=[f"{b[1]}_{b[0]}_{i}" for i, b in enumerate(BAD)])
 def test_invalid(field, name, args, kwargs):
     expect_value_error(call(submission, name), *args, field=field, **kwargs)
+
+
+def test_slo_just_above_zero_is_valid():
+    reqs = [{"arrival": 0.0, "token_times": [1e-9, 1e-9]}, {"arrival": 0.0, "token_times": [0.5]}]
+    got, expected = both("summarize", reqs, 1e-9, 1e-12)
+    check_close(got, expected, rtol=RTOL, atol=ATOL)
 
 
 def _trace(seed):
@@ -116,4 +142,12 @@ def _trace(seed):
 def test_random(seed):
     reqs, ttft_slo, tpot_slo, p = _trace(126_000 + seed)
     got, expected = both("summarize", reqs, ttft_slo, tpot_slo, p=p)
+    check_close(got, expected, rtol=RTOL, atol=ATOL)
+
+
+@pytest.mark.parametrize("seed", range(4), ids=[f"{i:02d}" for i in range(4)])
+def test_random_default_p99(seed):
+    reqs, ttft_slo, tpot_slo, _ = _trace(126_100 + seed)
+    reqs = reqs * 3                    # at least 3 requests, so P99 and P100 can differ
+    got, expected = both("summarize", reqs, ttft_slo, tpot_slo)
     check_close(got, expected, rtol=RTOL, atol=ATOL)

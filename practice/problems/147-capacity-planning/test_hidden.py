@@ -52,6 +52,30 @@ def test_returns_float_for_int_qps():
         raise Mismatch("type", path="result", want="float", got=type(got).__name__)
 
 
+def test_equal_at_first_point_is_ok():
+    got, expected = both("max_qps_under_slo", [5, 10], [2.0, 3.0], [0.01, 0.02], 2.0, 0.05)
+    check_close(got, expected, rtol=RTOL)
+
+
+def test_zero_p99_and_zero_lower_bounds_are_valid():
+    got, expected = both("max_qps_under_slo", [0.5, 1.5], [0.0, 0.0], [0.0, 0.1], 1.0, 0.05)
+    check_close(got, expected, rtol=RTOL)
+    got, expected = both("concurrency", 0, 0, 0, 1)
+    check_close(got, expected, rtol=RTOL)
+
+
+def test_small_rates_below_one_are_valid():
+    got, expected = both("replicas", 3, 0.5, headroom=1.0)
+    check_close(got, expected)
+    got, expected = both("concurrency", 0.5, 0.2, 0.01, 11)
+    check_close(got, expected, rtol=RTOL)
+
+
+def test_replicas_default_headroom():
+    got, expected = both("replicas", 100, 10)
+    check_close(got, expected)
+
+
 def test_replicas_exact_multiple():
     got, expected = both("replicas", 160, 20, headroom=0.8)
     check_close(got, expected)
@@ -91,6 +115,17 @@ BAD = [
     ("failures", "replicas", (100, 10), {"failures": -1}),
     ("output_len", "concurrency", (10, 0.5, 0.05, 0), {}),
     ("tpot_s", "concurrency", (10, 0.5, -0.05, 10), {}),
+    ("qps", "max_qps_under_slo", ([1, 1], [0.1, 0.2], [0.1, 0.2], 1.0, 1.0), {}),
+    ("ttft_slo", "max_qps_under_slo", ([1, 2], [0.1, 0.2], [0.1, 0.2], float("inf"), 1.0), {}),
+    ("ttft_p99", "max_qps_under_slo", ([1, 2], [0.1, -0.2], [0.1, 0.2], 1.0, 1.0), {}),
+    ("per_replica_qps", "replicas", (100, float("inf")), {}),
+    ("headroom", "replicas", (100, 10), {"headroom": 0}),
+    ("failures", "replicas", (100, 10), {"failures": 1.0}),
+    ("qps", "concurrency", (-1, 0.5, 0.05, 10), {}),
+    ("qps", "concurrency", (float("nan"), 0.5, 0.05, 10), {}),
+    ("ttft_s", "concurrency", (10, -0.5, 0.05, 10), {}),
+    ("ttft_s", "concurrency", (10, float("inf"), 0.05, 10), {}),
+    ("output_len", "concurrency", (10, 0.5, 0.05, 2.0), {}),
 ]
 
 

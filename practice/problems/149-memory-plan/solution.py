@@ -39,8 +39,9 @@ def memory_plan(params, num_layers, num_kv_heads, head_dim, *, weight_dtype, kv_
     _positive("gpu_mem_gb", gpu_mem_gb)
     if isinstance(mem_util, bool) or not isinstance(mem_util, numbers.Real) or not 0 < mem_util <= 1:
         raise ValueError(f"mem_util must be in (0, 1], got {mem_util!r}")
-    if isinstance(reserve_gb, bool) or not isinstance(reserve_gb, numbers.Real) or not reserve_gb >= 0:
-        raise ValueError(f"reserve_gb must be >= 0, got {reserve_gb!r}")
+    if isinstance(reserve_gb, bool) or not isinstance(reserve_gb, numbers.Real) \
+            or not math.isfinite(reserve_gb) or not reserve_gb >= 0:
+        raise ValueError(f"reserve_gb must be a finite number >= 0, got {reserve_gb!r}")
     if context_len is not None:
         _count("context_len", context_len)
     if batch is not None:
@@ -51,11 +52,7 @@ def memory_plan(params, num_layers, num_kv_heads, head_dim, *, weight_dtype, kv_
     if budget <= 0:
         raise ValueError(f"gpus: the weights ({weights / 1e9:.1f} GB) leave no room for KV cache "
                          f"on {gpus} GPU(s) of {gpu_mem_gb} GB")
-    tokens = int(budget // per_token)
-    while (tokens + 1) * per_token <= budget:
-        tokens += 1
-    while tokens > 0 and tokens * per_token > budget:
-        tokens -= 1
+    tokens = math.floor(budget / per_token)
     return {
         "weight_bytes": weights,
         "kv_bytes_per_token": per_token,

@@ -65,6 +65,38 @@ def test_infeasible_weights():
                        kv_dtype="bf16", gpus=1, gpu_mem_gb=80, field="gpus")
 
 
+def _plan_kwargs(**change):
+    kwargs = dict(weight_dtype="bf16", kv_dtype="bf16", gpus=1, gpu_mem_gb=10, mem_util=1.0, reserve_gb=0)
+    kwargs.update(change)
+    return kwargs
+
+
+def test_budget_exactly_zero_is_infeasible():
+    expect_value_error(call(submission, "memory_plan"), 5e9, 2, 1, 64, field="gpus", **_plan_kwargs())
+
+
+def test_budget_of_one_byte_fits_no_token():
+    got, expected = both("memory_plan", (1e10 - 1) / 2, 2, 1, 64, **_plan_kwargs())
+    check_close(got, expected, rtol=RTOL)
+
+
+def test_lower_bounds_are_valid():
+    got, expected = both("memory_plan", 0.5, 1, 1, 1, **_plan_kwargs(gpu_mem_gb=0.5, context_len=1, batch=1))
+    check_close(got, expected, rtol=RTOL)
+
+
+def test_mem_util_one_and_default_reserve():
+    got, expected = both("memory_plan", 8e9, 32, 8, 128, weight_dtype="fp8", kv_dtype="fp8", gpus=1,
+                         gpu_mem_gb=24, mem_util=1.0, context_len=8192)
+    check_close(got, expected, rtol=RTOL)
+
+
+def test_default_mem_util():
+    got, expected = both("memory_plan", 8e9, 32, 8, 128, weight_dtype="fp8", kv_dtype="fp8", gpus=1,
+                         gpu_mem_gb=24, reserve_gb=0.0, batch=7)
+    check_close(got, expected, rtol=RTOL)
+
+
 BAD = [
     ("dtype", "bytes_per_element", ("fp6",), {}),
     ("dtype", "kv_bytes_per_token", (80, 8, 128, "BF16"), {}),
@@ -79,6 +111,15 @@ BAD = [
     ("context_len", "memory_plan", LLAMA70, dict(weight_dtype="bf16", kv_dtype="bf16", gpus=8, gpu_mem_gb=80, context_len=0)),
     ("batch", "memory_plan", LLAMA70, dict(weight_dtype="bf16", kv_dtype="bf16", gpus=8, gpu_mem_gb=80, batch=-2)),
     ("dtype", "memory_plan", LLAMA70, dict(weight_dtype="fp4", kv_dtype="bf16", gpus=8, gpu_mem_gb=80)),
+    ("dtype", "memory_plan", LLAMA70, dict(weight_dtype="bf16", kv_dtype="fp6", gpus=8, gpu_mem_gb=80)),
+    ("params", "memory_plan", (float("inf"), 80, 8, 128), dict(weight_dtype="bf16", kv_dtype="bf16", gpus=8, gpu_mem_gb=80)),
+    ("gpu_mem_gb", "memory_plan", LLAMA70, dict(weight_dtype="bf16", kv_dtype="bf16", gpus=8, gpu_mem_gb=float("nan"))),
+    ("mem_util", "memory_plan", LLAMA70, dict(weight_dtype="bf16", kv_dtype="bf16", gpus=8, gpu_mem_gb=80, mem_util=0)),
+    ("reserve_gb", "memory_plan", LLAMA70, dict(weight_dtype="bf16", kv_dtype="bf16", gpus=8, gpu_mem_gb=80, reserve_gb=float("inf"))),
+    ("gpus", "memory_plan", LLAMA70, dict(weight_dtype="bf16", kv_dtype="bf16", gpus=2.0, gpu_mem_gb=80)),
+    ("num_layers", "memory_plan", (70.6e9, 0, 8, 128), dict(weight_dtype="bf16", kv_dtype="bf16", gpus=8, gpu_mem_gb=80)),
+    ("num_kv_heads", "memory_plan", (70.6e9, 80, 0, 128), dict(weight_dtype="bf16", kv_dtype="bf16", gpus=8, gpu_mem_gb=80)),
+    ("head_dim", "memory_plan", (70.6e9, 80, 8, 0), dict(weight_dtype="bf16", kv_dtype="bf16", gpus=8, gpu_mem_gb=80)),
 ]
 
 

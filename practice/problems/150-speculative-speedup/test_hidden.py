@@ -64,6 +64,16 @@ def test_best_perfect_drafts():
     check_close(got, expected, rtol=RTOL)
 
 
+def test_best_default_k_max():
+    got, expected = both("best_draft_len", 0.5, 0.0)
+    check_close(got, expected, rtol=RTOL)
+
+
+def test_best_tie_takes_smallest_k():
+    got, expected = both("best_draft_len", 0.0, 0.0, k_max=6)
+    check_close(got, expected, rtol=RTOL)
+
+
 def test_best_k_max_one():
     got, expected = both("best_draft_len", 0.9, 0.01, k_max=1)
     check_close(got, expected, rtol=RTOL)
@@ -78,6 +88,9 @@ BAD = [
     ("c", "speedup", (0.5, 2, float("inf")), {}),
     ("k_max", "best_draft_len", (0.5, 0.1), {"k_max": 0}),
     ("alpha", "best_draft_len", (float("nan"), 0.1), {}),
+    ("c", "best_draft_len", (0.5, float("nan")), {}),
+    ("k", "speedup", (0.5, 1.0, 0.1), {}),
+    ("k_max", "best_draft_len", (0.5, 0.1), {"k_max": True}),
 ]
 
 

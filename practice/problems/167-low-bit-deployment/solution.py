@@ -33,8 +33,8 @@ def min_gpus(params, fmt, gpu_mem_gb, *, kv_reserve_gb=0.0, mem_util=0.9, group_
     _positive("params", params)
     _positive("gpu_mem_gb", gpu_mem_gb)
     if isinstance(kv_reserve_gb, bool) or not isinstance(kv_reserve_gb, numbers.Real) \
-            or not kv_reserve_gb >= 0:
-        raise ValueError(f"kv_reserve_gb must be >= 0, got {kv_reserve_gb!r}")
+            or not math.isfinite(kv_reserve_gb) or not kv_reserve_gb >= 0:
+        raise ValueError(f"kv_reserve_gb must be a finite number >= 0, got {kv_reserve_gb!r}")
     if isinstance(mem_util, bool) or not isinstance(mem_util, numbers.Real) or not 0 < mem_util <= 1:
         raise ValueError(f"mem_util must be in (0, 1], got {mem_util!r}")
     if len(choices) == 0 or any(isinstance(n, bool) or not isinstance(n, numbers.Integral) or n < 1

@@ -63,6 +63,43 @@ def test_decode_floor_fp4_group16():
     check_close(got, expected, rtol=RTOL)
 
 
+def test_group_size_one_is_valid():
+    got, expected = both("bytes_per_param", "fp4", group_size=1)
+    check_close(got, expected, rtol=RTOL)
+
+
+def test_min_gpus_exact_fit():
+    # 30e9 bf16 weights + 20 GB of KV = exactly 80 GB of one GPU at mem_util 1.0
+    got, expected = both("min_gpus", 30e9, "bf16", 80, kv_reserve_gb=20, mem_util=1.0)
+    check_close(got, expected)
+
+
+def test_min_gpus_one_byte_over():
+    got, expected = both("min_gpus", 30000000000.5, "bf16", 80, kv_reserve_gb=20, mem_util=1.0)
+    check_close(got, expected)
+
+
+def test_min_gpus_defaults_near_the_edge():
+    # 71.5 GB of fp8 weights: fits one 80 GB GPU at 0.9 only with the default (zero) KV reserve
+    got, expected = both("min_gpus", 71.5e9, "fp8", 80)
+    check_close(got, expected)
+    # int4 with the default group of 128: 139.65e9 params -> 72.007 GB, two GPUs (group 129 would fit one)
+    got, expected = both("min_gpus", 139.65e9, "int4", 72, mem_util=1.0)
+    check_close(got, expected)
+    got, expected = both("min_gpus", 139.6e9, "int4", 72, mem_util=1.0)
+    check_close(got, expected)
+
+
+def test_min_gpus_small_values():
+    got, expected = both("min_gpus", 0.5, "bf16", 0.5, kv_reserve_gb=0.0)
+    check_close(got, expected)
+
+
+def test_decode_floor_one_gpu_default_group():
+    got, expected = both("decode_floor_ms", 70e9, "int4", 1, 3350)
+    check_close(got, expected, rtol=RTOL)
+
+
 BAD = [
     ("fmt", "bytes_per_param", ("int3",), {}),
     ("fmt", "bytes_per_param", ("BF16",), {}),
@@ -76,6 +113,12 @@ BAD = [
     ("gpus", "decode_floor_ms", (70e9, "fp8", 0, 3350), {}),
     ("gpu_bandwidth_gbs", "decode_floor_ms", (70e9, "fp8", 8, -1), {}),
     ("fmt", "decode_floor_ms", (70e9, "nf4", 8, 3350), {}),
+    ("fmt", "min_gpus", (70e9, "int2", 80), {}),
+    ("mem_util", "min_gpus", (70e9, "fp8", 80), {"mem_util": 1.01}),
+    ("kv_reserve_gb", "min_gpus", (70e9, "fp8", 80), {"kv_reserve_gb": float("inf")}),
+    ("params", "decode_floor_ms", (float("nan"), "fp8", 8, 3350), {}),
+    ("gpu_mem_gb", "min_gpus", (70e9, "fp8", float("inf")), {}),
+    ("group_size", "decode_floor_ms", (70e9, "int4", 8, 3350), {"group_size": 2.0}),
 ]
 
 

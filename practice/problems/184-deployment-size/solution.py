@@ -34,13 +34,7 @@ def max_batch_by_kv(kv_budget_bytes, kv_bytes_per_token, avg_context):
         raise ValueError(f"kv_budget_bytes must be a finite number, got {kv_budget_bytes!r}")
     if kv_budget_bytes <= 0:
         return 0
-    per_sequence = kv_bytes_per_token * avg_context
-    batch = int(kv_budget_bytes // per_sequence)
-    while (batch + 1) * per_sequence <= kv_budget_bytes:
-        batch += 1
-    while batch > 0 and batch * per_sequence > kv_budget_bytes:
-        batch -= 1
-    return batch
+    return math.floor(kv_budget_bytes / (kv_bytes_per_token * avg_context))
 
 
 def decode_step_ms(batch, avg_context, *, weight_bytes, kv_bytes_per_token, bandwidth_gbs,
@@ -103,12 +97,7 @@ def plan(qps, input_len, output_len, tpot_ms, *, params, weight_bytes, kv_bytes_
                               overhead_ms=overhead_ms)
 
     per_sequence_ms = avg_context * kv_bytes_per_token / (bandwidth_gbs * 1e9) * 1e3
-    slack_ms = tpot_ms - step(0)
-    tpot_batch = int(slack_ms // per_sequence_ms) if slack_ms >= 0 else 0
-    while step(tpot_batch + 1) <= tpot_ms:
-        tpot_batch += 1
-    while tpot_batch > 0 and step(tpot_batch) > tpot_ms:
-        tpot_batch -= 1
+    tpot_batch = math.floor((tpot_ms - step(0)) / per_sequence_ms)
     if tpot_batch < 1:
         raise ValueError(f"tpot_ms: even a batch of 1 takes {step(1):.2f} ms per step, "
                          f"over the target {tpot_ms} ms")

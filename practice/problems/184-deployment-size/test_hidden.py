@@ -39,6 +39,71 @@ def test_kv_fractional_context():
     check_close(got, expected)
 
 
+def test_kv_small_values_are_valid():
+    got, expected = both("max_batch_by_kv", 1, 0.5, 0.5)
+    check_close(got, expected)
+
+
+def test_step_fractional_context():
+    got, expected = both("decode_step_ms", 3, 0.5, weight_bytes=0.5, kv_bytes_per_token=0.25,
+                         bandwidth_gbs=0.5)
+    check_close(got, expected, rtol=RTOL)
+
+
+def test_prefill_rps_default_mfu():
+    got, expected = both("prefill_rps", 1, params=0.5, gpus_per_instance=1, gpu_tflops=0.5)
+    check_close(got, expected, rtol=RTOL)
+
+
+ONE_SEQUENCE = dict(params=1e9, weight_bytes=78.5e9, kv_bytes_per_token=1e6, gpus_per_instance=1,
+                    gpu_mem_gb=80, gpu_bandwidth_gbs=3350, gpu_tflops=989, mem_util=1.0, reserve_gb=0.0)
+
+
+def test_exactly_one_sequence_fits_memory():
+    # budget 1.5 GB, one sequence of 1001 tokens x 1 MB: kv batch 1
+    got, expected = both("plan", 5, 1000, 2, 50, **ONE_SEQUENCE)
+    check_close(got, expected, rtol=RTOL)
+
+
+def test_memory_and_tpot_both_allow_one():
+    # step(1) = 23.73 ms, step(2) = 24.03 ms: a TPOT of 23.9 ms allows exactly 1, as does memory
+    got, expected = both("plan", 5, 1000, 2, 23.9, **ONE_SEQUENCE)
+    check_close(got, expected, rtol=RTOL)
+
+
+def test_tpot_allows_exactly_one():
+    got, expected = both("plan", 5, 1000, 2, 23.9, **dict(ONE_SEQUENCE, weight_bytes=70e9))
+    check_close(got, expected, rtol=RTOL)
+
+
+def test_memory_just_short_of_two_sequences():
+    # budget = 2 x 1.001 GB - 1 byte: one sequence, not two
+    got, expected = both("plan", 5, 1000, 2, 50, **dict(ONE_SEQUENCE, weight_bytes=77.998e9 + 1))
+    check_close(got, expected, rtol=RTOL)
+
+
+def test_memory_exactly_two_sequences_with_reserve():
+    got, expected = both("plan", 5, 1000, 2, 50, **dict(ONE_SEQUENCE, weight_bytes=76.998e9, reserve_gb=1.0))
+    check_close(got, expected, rtol=RTOL)
+
+
+def _tpot_just_short(k):
+    """A TPOT a hair (1e-7 of a sequence's read) short of fitting k sequences."""
+    cfg = dict(ONE_SEQUENCE, weight_bytes=10e9, kv_bytes_per_token=1e5)
+    avg = 1000 + 2 / 2
+    bw = cfg["gpus_per_instance"] * cfg["gpu_bandwidth_gbs"]
+    step0 = reference.decode_step_ms(0, avg, weight_bytes=cfg["weight_bytes"],
+                                     kv_bytes_per_token=cfg["kv_bytes_per_token"], bandwidth_gbs=bw)
+    per_seq = avg * cfg["kv_bytes_per_token"] / (bw * 1e9) * 1e3
+    return step0 + (k - 1e-7) * per_seq, cfg
+
+
+def test_tpot_just_short_of_a_batch():
+    tpot, cfg = _tpot_just_short(40)
+    got, expected = both("plan", 5, 1000, 2, tpot, **cfg)
+    check_close(got, expected, rtol=RTOL)
+
+
 def test_step_weights_only():
     got, expected = both("decode_step_ms", 0, 2250, weight_bytes=70e9, kv_bytes_per_token=163840,
                          bandwidth_gbs=8 * 3350)
@@ -115,6 +180,13 @@ BAD_PLAN = [
     ("params", dict(params=0)),
     ("kv_bytes_per_token", dict(kv_bytes_per_token=0)),
     ("weight_bytes", dict(weight_bytes=float("nan"))),
+    ("mem_util", dict(mem_util=0)),
+    ("headroom", dict(headroom=1.01)),
+    ("reserve_gb", dict(reserve_gb=float("inf"))),
+    ("gpu_mem_gb", dict(gpu_mem_gb=float("inf"))),
+    ("qps", dict(qps=float("inf"))),
+    ("input_len", dict(input_len=2.0)),
+    ("output_len", dict(output_len=True)),
 ]
 
 
@@ -135,6 +207,13 @@ def test_invalid_helpers():
                        field="bandwidth_gbs")
     expect_value_error(call(submission, "prefill_rps"), 100, params=1e9, gpus_per_instance=1,
                        gpu_tflops=100, mfu=0, field="mfu")
+    for budget in (float("nan"), float("inf"), -float("inf")):
+        expect_value_error(call(submission, "max_batch_by_kv"), budget, 1000, 100, field="kv_budget_bytes")
+    expect_value_error(call(submission, "max_batch_by_kv"), 1e9, 1000, float("inf"), field="avg_context")
+    expect_value_error(step, 1.0, 100, weight_bytes=1e9, kv_bytes_per_token=1000, bandwidth_gbs=100,
+                       field="batch")
+    expect_value_error(step, 1, 100, weight_bytes=1e9, kv_bytes_per_token=1000, bandwidth_gbs=100,
+                       overhead_ms=float("inf"), field="overhead_ms")
 
 
 def _random_configs(n, seed=184):
