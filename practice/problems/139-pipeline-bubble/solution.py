@@ -47,11 +47,12 @@ def min_microbatches(stages, max_bubble):
     _number("max_bubble", max_bubble)
     if not 0 < max_bubble <= 1:
         raise ValueError(f"max_bubble must be in (0, 1], got {max_bubble!r}")
+    # the closed form, then one step either way: float rounding can put it off by one
     m = max(1, math.ceil((stages - 1) * (1 - max_bubble) / max_bubble))
-    while m > 1 and bubble_fraction(stages, m - 1) <= max_bubble:
-        m -= 1
-    while bubble_fraction(stages, m) > max_bubble:
-        m += 1
+    if m > 1 and bubble_fraction(stages, m - 1) <= max_bubble:
+        return m - 1
+    if bubble_fraction(stages, m) > max_bubble:
+        return m + 1
     return m
 
 

@@ -63,6 +63,11 @@ def test_cold_start_concurrent_ignored_without_shared():
     check_close(got, expected, rtol=RTOL)
 
 
+def test_cold_start_shared_default_is_one_loader():
+    got, expected = both("cold_start_s", 16e9, "peer_gpu", shared_gbs=20)
+    check_close(got, expected, rtol=RTOL)
+
+
 def test_cold_start_single_loader_shared():
     got, expected = both("cold_start_s", 16e9, "peer_gpu", concurrent=1, shared_gbs=20)
     check_close(got, expected, rtol=RTOL)
