@@ -171,6 +171,27 @@ class Problem:
         return self._split()[1]
 
     @property
+    def hints(self) -> list[str]:
+        """The hint ladder: the ``## 提示`` section's top-level list items, in order (the whole
+        section as one hint when it is not a list)."""
+        text = self.hint
+        if not text:
+            return []
+        items, current = [], None
+        for line in text.splitlines():
+            if re.match(r"^(?:[-*]|\d+[.)])\s+", line):
+                if current is not None:
+                    items.append("\n".join(current).strip())
+                current = [re.sub(r"^(?:[-*]|\d+[.)])\s+", "", line)]
+            elif current is not None:
+                current.append(line.strip())
+            elif line.strip():
+                current = [line]
+        if current is not None:
+            items.append("\n".join(current).strip())
+        return [i for i in items if i]
+
+    @property
     def explanation(self) -> str:
         return self._split()[2]
 

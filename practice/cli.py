@@ -70,8 +70,11 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("file", nargs="?")
     p.add_argument("--examples", action="store_true", help="run only the worked example")
     limits_args(p)
-    for verb in ("start", "show", "hint"):
+    for verb in ("start", "show"):
         sub.add_parser(verb, parents=[common]).add_argument("problem")
+    p = sub.add_parser("hint", parents=[common], help="one more hint each time")
+    p.add_argument("problem")
+    p.add_argument("--all", action="store_true", help="every hint at once")
     p = sub.add_parser("reset", parents=[common])
     p.add_argument("problem")
     p.add_argument("--yes", action="store_true")
@@ -246,10 +249,19 @@ def cmd_show(ctx, args) -> int:
 
 
 def cmd_hint(ctx, args) -> int:
+    """One more rung of the hint ladder each time (all of them with --all)."""
     problem = ctx.problem(args.problem)
     if problem is None:
         return 2
-    ctx.out(problem.hint or t("cli.no_hint", ctx.lang))
+    hints = problem.hints
+    if not hints:
+        ctx.out(t("cli.no_hint", ctx.lang))
+        return 0
+    shown = len(hints) if getattr(args, "all", False) else progress.next_hint(ctx.ws, problem.id, len(hints))
+    for i, text in enumerate(hints[:shown], start=1):
+        ctx.out(t("cli.hint_item", ctx.lang, i=i, n=len(hints), text=text))
+    if shown < len(hints):
+        ctx.out(t("cli.hint_more", ctx.lang, cmd=_cmd("hint", problem.id)))
     return 0
 
 

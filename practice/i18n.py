@@ -110,6 +110,8 @@ MESSAGES: dict[str, dict[str, str]] = {
     "cli.solution_locked": {"zh": "你的文件通过全部用例后才能看参考解法（或者加 --force）。",
                             "en": "The reference is shown once your file passes every case (or add --force)."},
     "cli.no_hint": {"zh": "这道题没有提示。", "en": "This problem has no hints."},
+    "cli.hint_item": {"zh": "提示 {i}/{n}：{text}", "en": "Hint {i}/{n}: {text}"},
+    "cli.hint_more": {"zh": "还想要下一条提示，再运行一次：{cmd}", "en": "For the next hint, run again: {cmd}"},
     "cli.status.solved": {"zh": "已通过", "en": "solved"},
     "cli.status.tried": {"zh": "尝试过", "en": "tried"},
     "cli.status.new": {"zh": "未开始", "en": "new"},

@@ -95,6 +95,18 @@ def _record(workspace: Path, problem_id: int, accepted: bool, verdict: str) -> t
     return data, aside
 
 
+def next_hint(workspace: Path, problem_id: int, available: int) -> int:
+    """Show one more hint: how many hints the learner may now see (at most ``available``),
+    remembered in the progress file (under the lock)."""
+    with _lock(workspace):
+        data, _ = _load(workspace)
+        entry = data["problems"].setdefault(str(problem_id), {"attempts": 0, "accepted_at": None})
+        shown = min(available, max(0, int(entry.get("hints_shown", 0) or 0)) + 1)
+        entry["hints_shown"] = shown
+        save(workspace, data)
+        return shown
+
+
 def status(data: dict, problem_id: int) -> str:
     entry = data.get("problems", {}).get(str(problem_id))
     if not entry:

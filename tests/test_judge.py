@@ -396,3 +396,29 @@ def test_list_and_progress_group_by_chapter(tmp_path):
     assert out.index("章节 01") < out.index("126") < out.index("章节 02") < out.index("184")
     rc, out = _cli("progress", "--lang", "en", workspace_dir=tmp_path)
     assert rc == 0 and "Chapter 02 System design: solved 0 of" in out
+
+
+def test_hint_ladder_shows_one_more_hint_each_time(tmp_path):
+    from practice import catalog, progress
+    problem = catalog.find("141")
+    hints = problem.hints
+    assert len(hints) >= 2 and all(h and not h.startswith("- ") for h in hints)
+    seen = []
+    for k in range(1, len(hints) + 2):
+        out = _cli("hint", "141", workspace_dir=tmp_path)[1]
+        shown = min(k, len(hints))
+        assert f"提示 {shown}/{len(hints)}" in out and f"提示 {shown + 1}/" not in out
+        assert ("再运行一次" in out) == (shown < len(hints))
+        seen.append(shown)
+    assert seen[-1] == seen[-2] == len(hints)
+    data, _ = progress.load(tmp_path)
+    assert data["problems"]["141"]["hints_shown"] == len(hints) and data["problems"]["141"]["attempts"] == 0
+    fresh = tmp_path / "fresh"
+    out = _cli("--lang", "en", "hint", "141", "--all", workspace_dir=fresh)[1]
+    assert f"Hint {len(hints)}/{len(hints)}" in out and not (fresh / progress.FILE_NAME).exists()
+
+
+def test_every_problem_has_a_hint_ladder():
+    from practice import catalog
+    for problem in catalog.all_problems():
+        assert len(problem.hints) >= 2, problem.key
