@@ -70,6 +70,7 @@ class Attempt:
     generated: int = 0
     admitted_at: float | None = None      # start of the step that admitted it
     first_token: float | None = None
+    second_token: float | None = None
     finish: float | None = None
 
 
@@ -196,6 +197,8 @@ class PlainWorker:
                     prompts.append(a)
             else:
                 a.generated += 1
+                if a.generated == 2:
+                    a.second_token = self.now
             if a.generated == a.output_len:
                 a.finish = self.now
                 self.batch.remove(a)
@@ -439,6 +442,9 @@ class PlainFleetRun:
 
     def first_token(self):
         return [math.nan if a is None or a.first_token is None else a.first_token for a in self.first]
+
+    def second_token(self):
+        return [math.nan if a is None or a.second_token is None else a.second_token for a in self.last]
 
     def finish(self):
         return [math.nan if a is None or a.finish is None else a.finish for a in self.last]

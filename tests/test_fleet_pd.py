@@ -40,6 +40,24 @@ def test_pd_timeline_event_by_event():
     assert res.instance_steps(1).tokens.tolist() == [1, 2]
 
 
+
+def test_itl_includes_the_gap_a_transfer_opens():
+    # The timeline above: r0's tokens at 4 (prefill), 9, 11; r1's at 6 (prefill), 11. Steps of the
+    # decode instance: 7 -> 9 (r0's token 2) and 9 -> 11 (r0's token 3, r1's token 2), 2 ticks each.
+    # The inter-token gaps are r0: 5, 2; r1: 5 -- not the three 2-tick step durations.
+    fleet = Fleet.pd(tiny_setup(), 1, tiny_setup(), 1, link_gbs=1.0, link_latency_s=3 * TICK)
+    res = run_fleet(fleet, Workload("test", (0.0, TICK), (4, 2), (3, 2)))
+    assert ticks(res.second_token) == [9, 11]
+    gaps, counts = res.itl_samples()
+    assert sorted(ticks(np.repeat(gaps, counts))) == [2, 5, 5]
+    s = summarize(res, None, None)
+    assert ticks([s["itl_p50"], s["itl_p99"]]) == [5, 5]
+    # colocated, the same requests: the first gap is a step's duration, as before
+    co = run_fleet(Fleet.of(tiny_setup(), 1), Workload("test", (0.0, TICK), (4, 2), (3, 2)))
+    gaps, counts = co.itl_samples()
+    assert np.array_equal(gaps, co.steps.duration) and np.array_equal(counts, co.steps.decoders)
+
+
 def test_one_token_outputs_finish_on_the_prefill_side():
     fleet = Fleet.pd(tiny_setup(), 1, tiny_setup(), 1, link_latency_s=TICK)
     res = run_fleet(fleet, Workload("test", (0.0,), (4,), (1,)))

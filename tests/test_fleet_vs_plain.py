@@ -61,6 +61,7 @@ def assert_same(fleet, w, sessions=None):
     assert res.prefill_instance.tolist() == (ref.where_prefill if fleet.disaggregated else ref.where)
     assert np.array_equal(res.first_token, ref.first_token(), equal_nan=True)
     assert np.array_equal(res.finish, ref.finish(), equal_nan=True)
+    assert np.array_equal(res.second_token, ref.second_token(), equal_nan=True)
     done = ~np.isnan(res.finish)
     assert np.array_equal(res.transfer_s[done], np.asarray(ref.transfer)[done], equal_nan=True)
     return res, ref
