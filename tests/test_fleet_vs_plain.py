@@ -118,3 +118,20 @@ def test_fleets_with_failures_equal_the_plain_fleet(data, sw, pd, router, seed):
         k = data.draw(st.integers(1, 4))
         fleet = Fleet.of(setup, k, router=router, seed=seed, failures=data.draw(failures(k, w.arrival)))
     assert_same(fleet, w)
+
+
+@examples(60)
+@given(sw=setup_and_workload(), router=st.sampled_from(sorted(ROUTERS)), seed=st.integers(0, 9), data=st.data())
+def test_autoscaled_fleets_equal_the_plain_fleet(sw, router, seed, data):
+    setup, w = sw
+    lo = data.draw(st.integers(1, 2))
+    hi = data.draw(st.integers(lo, 4))
+    a = Autoscaler(policy=data.draw(st.sampled_from(["outstanding", "queue_time"])),
+                   target=data.draw(st.sampled_from([0.5, 1, 3, 1e-3, 0.05])),
+                   interval_s=data.draw(st.sampled_from([TICK, 3 * TICK, 1e-3, 0.05])),
+                   min_instances=lo, max_instances=hi, init_s=data.draw(st.sampled_from([0.0, 2 * TICK, 0.01])))
+    fleet = Fleet.of(setup.replace(weight_bytes=data.draw(st.sampled_from([0, 7e6, 7e7]))),
+                     data.draw(st.integers(lo, hi)), router=router, seed=seed, autoscaler=a)
+    res, ref = assert_same(fleet, w)
+    assert [(r.state, r.ready_s) for r in res.workers] == [(p.state if p.state != "draining" else "removed", p.ready_s)
+                                                           for p in ref.workers]
