@@ -50,7 +50,8 @@ def summarize(result: SimResult, ttft_slo: float | None, tpot_slo: float | None)
     TTFT = first_token - arrival; TPOT = (finish - first_token) / (output_len - 1), and 0.0 for a
     request with a single output token (it has no gaps between tokens, so it meets any TPOT SLO).
     ITL is every gap between two consecutive output tokens of a request, over all requests (a
-    decoding request emits one token per step, so each gap is one step's duration); it is None
+    decoding request emits one token per step, so each gap is one step's duration; a fleet result
+    adds the gaps a KV transfer opens, see ``FleetResult.itl_samples``); it is None
     for a result without a step log (one built by hand from arrays).
     Percentiles are nearest-rank. duration = last finish - first arrival; output_tps = output
     tokens / duration; goodput = requests meeting both SLOs (<=) per second of duration; slo_ok =
@@ -98,9 +99,9 @@ def summarize(result: SimResult, ttft_slo: float | None, tpot_slo: float | None)
     if not result.has_steps:
         stats["itl_p50"] = stats["itl_p99"] = None           # a result built by hand has no steps
     elif int((result.output_len - 1).sum()) > 0:
-        steps = result.steps
-        stats["itl_p50"] = percentile(steps.duration, 50, weights=steps.decoders)
-        stats["itl_p99"] = percentile(steps.duration, 99, weights=steps.decoders)
+        gaps, counts = result.itl_samples()
+        stats["itl_p50"] = percentile(gaps, 50, weights=counts)
+        stats["itl_p99"] = percentile(gaps, 99, weights=counts)
     else:
         stats["itl_p50"] = stats["itl_p99"] = 0.0            # no request has a second token
     return stats
@@ -135,3 +136,6 @@ class _Subset:
     @property
     def steps(self):
         return self._result.steps
+
+    def itl_samples(self):
+        return self._result.itl_samples()

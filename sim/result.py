@@ -108,6 +108,11 @@ class SimResult:
     def has_steps(self) -> bool:
         return self._step_runs is not None
 
+    def itl_samples(self) -> tuple[np.ndarray, np.ndarray]:
+        """Inter-token gaps as (values, counts): each step's duration, once per decoding request
+        (a running request emits one token per step). ``summarize``'s ITL percentiles read this."""
+        return self.steps.duration, self.steps.decoders
+
     @property
     def steps(self) -> StepLog:
         if self._steps is None:

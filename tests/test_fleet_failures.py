@@ -87,3 +87,26 @@ def test_failure_of_an_instance_that_does_not_exist():
         Fleet.of(tiny_setup(), 2, failures=Failures(at=[(1.0, 5)]))
     with pytest.raises(ValueError, match="failures.detect_s"):
         Failures(detect_s=-1)
+
+
+def test_a_dead_instance_answers_nothing_after_its_failure():
+    # least_requests over 2; r0 (2, 1) at 0 -> i0, whose step 0 -> 2 would finish it; i0 fails at 1.
+    # r1 at 3: the gateway still counts r0 outstanding on i0 (no answer came), so r1 -> i1
+    # (prompt 3 -> 5, finished). Detection at 11 retries r0 on i1: 11 -> 13.
+    # (Reading i0 "as of now" showed r0 answered at 2, and sent r1 to the dead instance too.)
+    w = Workload("test", (0.0, 3 * TICK), (2, 2), (1, 1))
+    f = Fleet.of(tiny_setup(), 2, router="least_requests", failures=Failures(at=[(TICK, 0)], detect_s=10 * TICK))
+    res = run_fleet(f, w)
+    assert [(ticks([t])[0], kind, g, wid) for t, kind, g, wid, _ in res.events if kind == "route"] == [
+        (0, "route", 0, 0), (3, "route", 1, 1), (11, "route", 0, 1)]
+    assert ticks(res.finish) == [13, 5] and res.retries.tolist() == [1, 0]
+
+
+def test_requests_sent_to_a_dead_instance_count_as_outstanding():
+    # i0 fails idle at 1 tick. r0 at 2: both show 0 outstanding -> i0 (lowest id), lost there.
+    # r1 at 3: i0 holds r0 unanswered -> i1 (3 -> 5). Detection at 11: r0 retried on i1, 11 -> 13.
+    # (Not counting r0 sent i1's share to the dead instance as well.)
+    w = Workload("test", (2 * TICK, 3 * TICK), (2, 2), (1, 1))
+    f = Fleet.of(tiny_setup(), 2, router="least_requests", failures=Failures(at=[(TICK, 0)], detect_s=10 * TICK))
+    res = run_fleet(f, w)
+    assert res.instance.tolist() == [1, 1] and ticks(res.finish) == [13, 5] and res.retries.tolist() == [1, 0]

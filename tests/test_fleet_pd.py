@@ -7,7 +7,7 @@ import pytest
 
 from conftest import TICK, ticks, tiny_setup
 from sim import summarize, workload
-from sim.fleet import Fleet, Link, run_fleet, summarize_fleet
+from sim.fleet import Fleet, Link, Router, run_fleet, summarize_fleet
 from sim.workload import Workload
 
 
@@ -40,6 +40,24 @@ def test_pd_timeline_event_by_event():
     assert res.instance_steps(1).tokens.tolist() == [1, 2]
 
 
+
+def test_itl_includes_the_gap_a_transfer_opens():
+    # The timeline above: r0's tokens at 4 (prefill), 9, 11; r1's at 6 (prefill), 11. Steps of the
+    # decode instance: 7 -> 9 (r0's token 2) and 9 -> 11 (r0's token 3, r1's token 2), 2 ticks each.
+    # The inter-token gaps are r0: 5, 2; r1: 5 -- not the three 2-tick step durations.
+    fleet = Fleet.pd(tiny_setup(), 1, tiny_setup(), 1, link_gbs=1.0, link_latency_s=3 * TICK)
+    res = run_fleet(fleet, Workload("test", (0.0, TICK), (4, 2), (3, 2)))
+    assert ticks(res.second_token) == [9, 11]
+    gaps, counts = res.itl_samples()
+    assert sorted(ticks(np.repeat(gaps, counts))) == [2, 5, 5]
+    s = summarize(res, None, None)
+    assert ticks([s["itl_p50"], s["itl_p99"]]) == [5, 5]
+    # colocated, the same requests: the first gap is a step's duration, as before
+    co = run_fleet(Fleet.of(tiny_setup(), 1), Workload("test", (0.0, TICK), (4, 2), (3, 2)))
+    gaps, counts = co.itl_samples()
+    assert np.array_equal(gaps, co.steps.duration) and np.array_equal(counts, co.steps.decoders)
+
+
 def test_one_token_outputs_finish_on_the_prefill_side():
     fleet = Fleet.pd(tiny_setup(), 1, tiny_setup(), 1, link_latency_s=TICK)
     res = run_fleet(fleet, Workload("test", (0.0,), (4,), (1,)))
@@ -67,3 +85,28 @@ def test_bad_link_names_the_field():
         Fleet.pd(tiny_setup(), 1, tiny_setup(), 1, link_latency_s=-1)
     with pytest.raises(ValueError, match="Pool.instances"):
         Fleet.pd(tiny_setup(), 0, tiny_setup(), 1)
+
+
+class Table(Router):
+    """Sends request g to prefill instance ``table[g]`` and the first decode instance."""
+    needs_state = False
+
+    def __init__(self, table):
+        super().__init__()
+        self.table = table
+
+    def select_pair(self, request, prefill, decode):
+        return prefill[self.table[request.id]], decode[0]
+
+
+def test_transfers_landing_together_are_admitted_in_request_order():
+    # One request at a time everywhere (max_num_seqs 1); the link takes no time (kv 0 bytes,
+    # latency 0). Prompts 4, 2, 2, 2, outputs 2; r0 at 0 -> p1, r1, r2 at 2 ticks -> p0, r3 at 2 -> p1.
+    # p1: r0 0 -> 4, r3 4 -> 6. p0: r1 2 -> 4, r2 4 -> 6. So r2 and r3 both land at 6, and p1's step
+    # at 4 was scheduled first (at r3's routing, before p0's step at 2 ran): the decode instance
+    # must still take them in request order. Decode: r0 4 -> 6, r1 6 -> 8, r2 8 -> 10, r3 10 -> 12.
+    s = tiny_setup(seqs=1)
+    fleet = Fleet.pd(s, 2, s, 1, router=Table([1, 0, 0, 1]), link_gbs=1.0, link_latency_s=0.0)
+    res = run_fleet(fleet, Workload("test", (0.0, 2 * TICK, 2 * TICK, 2 * TICK), (4, 2, 2, 2), (2, 2, 2, 2)))
+    assert ticks(res.first_token) == [4, 4, 6, 6]
+    assert ticks(res.finish) == [6, 8, 10, 12]

@@ -1,9 +1,10 @@
 """The fleet clock: one event heap for the whole fleet, instances stepped in turn.
 
-Events are keyed ``(time, priority, sequence)``, so ties always break the same way (as in SimPy's
-core): at one instant a failure comes first, then its detection, a ready instance, an autoscaler
-tick, a finished KV transfer, an arrival (arrivals are merged from the workload's sorted list
-rather than pushed), and last a prefill instance's step. An arrival at the instant a step starts
+Events are keyed ``(time, priority, key, sequence)``, so ties always break the same way (as in
+SimPy's core): at one instant a failure comes first, then its detection, a ready instance, an
+autoscaler tick, a finished KV transfer, an arrival (arrivals are merged from the workload's sorted
+list rather than pushed), and last a prefill instance's step. KV transfers landing at one instant
+are admitted in request order (their key is the request id), whichever prefill instance sent them. An arrival at the instant a step starts
 joins that step, exactly as in the single-instance engine (``arrival <= now``).
 
 How instances are driven:
@@ -134,8 +135,8 @@ class _FleetRun:
         if not self.timeline or self.timeline[-1][1:] != (up, starting):
             self.timeline.append((self.clock.now, up, starting))
 
-    def _push(self, t, kind, payload):
-        heapq.heappush(self.heap, (t, kind, self.seq, payload))
+    def _push(self, t, kind, payload, key=0):
+        heapq.heappush(self.heap, (t, kind, key, self.seq, payload))
         self.seq += 1
 
     def _schedule(self, w: Worker):
@@ -182,7 +183,7 @@ class _FleetRun:
                 self._route(i, t)
                 i += 1
                 continue
-            t, kind, _, payload = heapq.heappop(heap)
+            t, kind, _, _, payload = heapq.heappop(heap)
             self.clock.now = t
             if kind == STEP:
                 w = self.workers[payload]
@@ -227,6 +228,7 @@ class _FleetRun:
                 self.events.append((t, "route", g, pw.id, dw.id))
             if pw.state == "failed":
                 pw.lost.append(g)
+                pw.sent_after_failure += 1
                 return
             lid = pw.submit(g, t, self.inp[g], 1)
             self.fw[g], self.fl[g] = pw.id, lid
@@ -248,6 +250,7 @@ class _FleetRun:
             self.events.append((t, "route", g, w.id, None))
         if w.state == "failed":
             w.lost.append(g)
+            w.sent_after_failure += 1
             return
         lid = w.submit(g, t, self.inp[g], self.out[g])
         self.fw[g] = self.dw[g] = w.id
@@ -270,7 +273,7 @@ class _FleetRun:
                 return
             x = self.link.transfer_s(self.inp[g], w.setup.kv_bytes_per_token)
             self.xfer[g] = x
-            self._push(f + x, TRANSFER, (g, self.attempt[g], self.pending[g]))
+            self._push(f + x, TRANSFER, (g, self.attempt[g], self.pending[g]), key=g)
             self.events.append((f, "transfer", g, wid, self.pending[g]))
         return done
 

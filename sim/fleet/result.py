@@ -46,8 +46,11 @@ class FleetResult(SimResult):
                       route, transfer, decode, fail, detect, retry, error, scale_up, ready, drain,
                       cancel, remove
     timeline          (time, instances up, instances starting) at every change
-    ``steps`` is every instance's step log concatenated, so ``summarize``'s ITL covers the fleet
-    (ITL is a step's duration: the gap that a KV transfer adds shows in TPOT, not in ITL).
+    second_token      time of each request's second token (NaN for one-token outputs and failures)
+    ``steps`` is every instance's step log concatenated. ``summarize``'s ITL covers the fleet
+    (``itl_samples``): every step's duration once per decoding request, except that in a PD fleet a
+    request's first gap (second token - first token) spans the KV transfer and the wait for
+    admission on the decode instance, so it replaces the duration of its first decode step.
     """
 
     def __init__(self, arrival, first_token, finish, input_len, output_len, *, instance, prefill_instance,
@@ -87,6 +90,39 @@ class FleetResult(SimResult):
     @property
     def cost_usd(self) -> float:
         return self.gpu_hours * self.gpu_hour_usd
+
+    @cached_property
+    def second_token(self) -> np.ndarray:
+        """A running request gets one token per step of its instance, so its token k comes from the
+        step ``out - k`` steps before the one it finished in (the step ending at ``finish``)."""
+        second = np.full(len(self), np.nan)
+        for i, res in enumerate(self.instance_results):
+            mine = np.flatnonzero((self.instance == i) & ~np.isnan(self.finish) & (self.output_len > 1))
+            if not len(mine):
+                continue
+            steps = res.steps
+            start = steps.start
+            last = np.searchsorted(start, self.finish[mine], side="left") - 1     # the finishing step
+            step2 = last - (self.output_len[mine] - 2)
+            ends = np.append(start[1:], np.nan)[step2]                            # next step's start ...
+            second[mine] = np.where(step2 == last, self.finish[mine], ends)       # ... or the finish
+        return second
+
+    def itl_samples(self) -> tuple[np.ndarray, np.ndarray]:
+        steps = self.steps
+        if not self.disaggregated:
+            return steps.duration, steps.decoders
+        counts = steps.decoders.copy()
+        moved = ~np.isnan(self.second_token) & (self.prefill_instance != self.instance)
+        offset = np.cumsum([0] + [len(r.steps) for r in self.instance_results])
+        for g in np.flatnonzero(moved).tolist():
+            i = int(self.instance[g])
+            start = self.instance_results[i].steps.start
+            first_decode = int(np.searchsorted(start, self.second_token[g], side="left")) - 1
+            counts[offset[i] + first_decode] -= 1
+        gaps = (self.second_token - self.first_token)[moved]
+        return (np.concatenate([steps.duration, gaps]),
+                np.concatenate([counts, np.ones(len(gaps), dtype=counts.dtype)]))
 
     def _all_steps(self) -> StepLog:
         logs = [r.steps for r in self.instance_results]

@@ -47,6 +47,30 @@ def gpu_hour_usd(gpu: str) -> float:
 KEEP_UP = 0.97
 DRIFT, DRIFT_S = 1.25, 0.05     # allowed growth of the median wait between the 2nd and 4th quarters
 
+
+def keeps_up(done_at, arrival) -> bool:
+    """Whether a fleet keeps up with the load (``done_at``: each request's finish, or first token).
+
+    An overloaded fleet can still meet the SLOs over a short window while its queue grows.
+    Require both that in the window's second half it completes as many requests as arrive
+    (within KEEP_UP, about two standard deviations of the Poisson count), and that waiting
+    does not grow: the median time to ``done_at`` of the last quarter's arrivals is at most
+    DRIFT x the second quarter's plus DRIFT_S (a stable queue has the same distribution in
+    both; a slowly overloaded one, which a short window hides, drifts upwards)."""
+    done_at, arrival = np.asarray(done_at, dtype=float), np.asarray(arrival, dtype=float)
+    end = arrival[-1]
+    arrived = int((arrival >= end / 2).sum())
+    completed = int(((done_at >= end / 2) & (done_at <= end)).sum())
+    if completed < KEEP_UP * arrived:
+        return False
+    wait = done_at - arrival
+    second = wait[(arrival >= end / 4) & (arrival < end / 2)]
+    last = wait[arrival >= 3 * end / 4]
+    if not len(second) or not len(last):
+        return True
+    return float(np.median(last)) <= DRIFT * float(np.median(second)) + DRIFT_S
+
+
 # --- the search ------------------------------------------------------------------------------------
 
 @dataclass(frozen=True)
@@ -121,28 +145,9 @@ def size_fleet(qps: float, setup: Setup, input_len: int, output_len: int, ttft_s
         """(fraction within both SLOs, or 0 if the fleet falls behind; the same for TTFT; result)."""
         sims[0] += 1
         res = run_fleet(fleet, load)
-        slo_ok = float(meets_slos(res, ttft_slo, tpot_slo).mean()) if keeps_up(res.finish, res) else 0.0
-        ttft_ok = float((res.ttft <= ttft_slo).mean()) if keeps_up(res.first_token, res) else 0.0
+        slo_ok = float(meets_slos(res, ttft_slo, tpot_slo).mean()) if keeps_up(res.finish, res.arrival) else 0.0
+        ttft_ok = float((res.ttft <= ttft_slo).mean()) if keeps_up(res.first_token, res.arrival) else 0.0
         return slo_ok, ttft_ok, res
-
-    def keeps_up(done_at, res):
-        """An overloaded fleet can still meet the SLOs over a short window while its queue grows.
-        Require both that in the window's second half it completes as many requests as arrive
-        (within KEEP_UP, about two standard deviations of the Poisson count), and that waiting
-        does not grow: the median time to ``done_at`` of the last quarter's arrivals is at most
-        DRIFT x the second quarter's plus DRIFT_S (a stable queue has the same distribution in
-        both; a slowly overloaded one, which a short window hides, drifts upwards)."""
-        end = res.arrival[-1]
-        arrived = int((res.arrival >= end / 2).sum())
-        completed = int(((done_at >= end / 2) & (done_at <= end)).sum())
-        if completed < KEEP_UP * arrived:
-            return False
-        wait = done_at - res.arrival
-        second = wait[(res.arrival >= end / 4) & (res.arrival < end / 2)]
-        last = wait[res.arrival >= 3 * end / 4]
-        if not len(second) or not len(last):
-            return True
-        return float(np.median(last)) <= DRIFT * float(np.median(second)) + DRIFT_S
 
     def option(kind, p, d, total, res, slo_ok):
         from sim.metrics import percentile

@@ -23,7 +23,8 @@ class Clock:
 
 class Worker:
     __slots__ = ("id", "pool", "setup", "gpus", "instance", "clock", "next_t", "state", "in_transit",
-                 "lost", "local", "started_s", "ready_s", "stopped_s", "failed_s", "detected", "drain_s")
+                 "lost", "local", "started_s", "ready_s", "stopped_s", "failed_s", "detected", "drain_s",
+                 "sent_after_failure")
 
     def __init__(self, id: int, pool: str, setup, gpus: int, clock: Clock, started_s: float,
                  on_finish=None, state: str = "up"):
@@ -33,6 +34,7 @@ class Worker:
         self.state = state
         self.in_transit = 0           # routed here, KV still on the link (decode pool)
         self.lost: list[int] = []     # requests lost here, to retry when the failure is detected
+        self.sent_after_failure = 0   # routed here after it failed, before the health check noticed
         self.local: list[int] = []    # local id on the instance -> fleet request id
         self.started_s = started_s    # GPUs held from here (billing)
         self.ready_s = started_s if state == "up" else math.nan
@@ -43,12 +45,19 @@ class Worker:
 
     # --- what the gateway sees -----------------------------------------------------------------
 
+    def _now(self) -> float:
+        """The time the instance's figures are read at: now, or its failure instant once failed (a
+        dead instance answers nothing more; its last step, cut by the failure, never completes)."""
+        t = self.clock.now
+        return min(t, self.failed_s) if self.state == "failed" else t
+
     @property
     def outstanding(self) -> int:
-        """Requests sent here and not yet answered (queued, running, or with their KV in transit)."""
+        """Requests sent here and not yet answered (queued, running, with their KV in transit, or
+        sent after it failed, until the health check notices)."""
         inst = self.instance
-        return (len(inst.arr) - inst.done + (inst.last_done if inst.now > self.clock.now else 0)
-                + self.in_transit)
+        return (len(inst.arr) - inst.done + (inst.last_done if inst.now > self._now() else 0)
+                + self.in_transit + self.sent_after_failure)
 
     @property
     def queue_len(self) -> int:
@@ -56,17 +65,17 @@ class Worker:
 
     @property
     def running(self) -> int:
-        return self.instance.running_at(self.clock.now)
+        return self.instance.running_at(self._now())
 
     @property
     def free_kv_tokens(self) -> int:
-        return self.instance.free_kv_tokens(self.clock.now)
+        return self.instance.free_kv_tokens(self._now())
 
     def queue_age(self) -> float:
         """Seconds the oldest request not yet admitted has waited (0 when none waits)."""
         inst = self.instance
         if inst.admitted < len(inst.arr):
-            return max(0.0, self.clock.now - inst.arr[inst.admitted])
+            return max(0.0, self._now() - inst.arr[inst.admitted])
         return 0.0
 
     # --- driving the instance --------------------------------------------------------------------
