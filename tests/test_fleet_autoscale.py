@@ -77,3 +77,22 @@ def test_bad_autoscaler_names_the_field(chapter_like):
         Autoscaler(interval_s=0)
     with pytest.raises(ValueError, match="within the autoscaler"):
         Fleet.of(chapter_like, 10, autoscaler=Autoscaler(max_instances=4))
+
+
+def test_a_policy_object_is_fresh_in_every_run():
+    """State a policy keeps (here a call counter) never carries over from one run to the next."""
+    from sim.fleet.autoscale import Autoscaler
+
+    class Counting:
+        def __init__(self):
+            self.calls = 0
+
+        def desired(self, *args, **kwargs):
+            self.calls += 1
+            return 1
+
+    policy = Counting()
+    scaler = Autoscaler(policy=policy)
+    first, second = scaler.make_policy(), scaler.make_policy()
+    first.calls += 5
+    assert second.calls == 0 and policy.calls == 0 and first is not policy

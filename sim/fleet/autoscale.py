@@ -19,6 +19,7 @@ storage and 1.4 s from a peer, plus ``init_s``. Policies are small classes in ``
 
 from __future__ import annotations
 
+import copy
 import math
 from dataclasses import dataclass
 
@@ -107,9 +108,11 @@ class Autoscaler:
         self.make_policy()          # checks target
 
     def make_policy(self):
+        """A fresh policy for one run: a policy object given by the caller is copied, so state it
+        keeps (a counter, a moving average) never carries over from one run to the next."""
         if isinstance(self.policy, str):
             return AUTOSCALERS[self.policy](self.target)
-        return self.policy
+        return copy.deepcopy(self.policy)
 
     def cold_start_s(self, weight_bytes: float) -> float:
         return cold_start_s(weight_bytes, self.weight_source, self.init_s)
