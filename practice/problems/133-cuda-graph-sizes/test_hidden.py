@@ -103,6 +103,13 @@ def test_one_distinct_size():
     check_close(*both("choose_sizes", [7, 7, 7], 4, 2), rtol=RTOL)
 
 
+def test_wide_trace_needs_a_polynomial_search():
+    # 256 distinct batch sizes and 10 graphs: far too many subsets to try them all
+    rng = random.Random(1330)
+    trace = [min(256, max(1, int(rng.gauss(96, 48)))) for _ in range(3000)] + list(range(1, 257))
+    check_close(*both("choose_sizes", trace, 10, 25), rtol=RTOL)
+
+
 def _exhaustive(batches, max_graphs, eager_cost):
     values = sorted(set(batches))
     keys = []
