@@ -273,8 +273,8 @@ def _search(ok, guess: float, rel_tol: float) -> float:
     The bracket starts at ``guess`` (the analytic ceiling, ``throughput_bound``): ``high`` = guess
     (doubled while it passes: a short run can outlast a queue that would grow), ``low`` = guess / 2
     (quartered while it fails; 0.0 below a millionth of the guess). Inside it each next rate is
-    interpolated on the runs' SLO ``level`` (``Runs.level``; log level linear in the rate, where it
-    crosses 1), aimed a little past the crossing on the side the bracket has not moved from, so
+    interpolated on the runs' SLO ``level`` (``Runs.levels``; 1 / level linear in the rate, as a
+    queue's tail wait grows like 1 / (capacity - rate); where it crosses 1), aimed a little past the crossing on the side the bracket has not moved from, so
     both ends close in; a plain bisection step is taken when a level is missing (a run cut short,
     or a load function) or an interpolation would barely shrink the bracket. Any bracket the rule
     keeps ends within ``rel_tol`` of the same answer as the halving search, with fewer runs."""
@@ -300,7 +300,7 @@ def _search(ok, guess: float, rel_tol: float) -> float:
     slow = 0                                       # interpolated steps in a row that did not halve it
     while high - low > rel_tol * low:
         width = high - low
-        rate = _interpolate(levels, low, high)
+        rate = _interpolate(levels, low, high, guess)
         if rate is None or not low < rate < high or slow >= 2:
             rate, slow = (low + high) / 2, 0           # bisect
         else:
@@ -316,15 +316,19 @@ def _search(ok, guess: float, rel_tol: float) -> float:
     return low
 
 
-def _interpolate(levels: dict, low: float, high: float) -> float | None:
+def _interpolate(levels: dict, low: float, high: float, ceiling: float) -> float | None:
     """Where 1 / level crosses 1, on the line through two runs' levels: the nearest known level on
-    each side of the crossing, else the two highest passing ones (extrapolated). None without two."""
+    each side of the crossing, else the two highest passing ones (extrapolated), else the one
+    passing level and the ceiling (where 1 / level would reach 0). None without a passing level."""
     below = sorted((r, lv) for r, lv in levels.items() if lv is not None and 0 < lv <= 1 and r <= low)
     above = sorted((r, lv) for r, lv in levels.items() if lv is not None and lv > 1 and r >= high)
     if below and above:
         (r0, l0), (r1, l1) = below[-1], above[0]
     elif len(below) >= 2:
         (r0, l0), (r1, l1) = below[-2], below[-1]
+    elif below and below[-1][0] < ceiling:
+        r0, l0 = below[-1]
+        return ceiling - (ceiling - r0) * l0
     else:
         return None
     y0, y1 = 1 / l0, 1 / l1          # near saturation the tail wait grows like 1 / (capacity - rate)
