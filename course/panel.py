@@ -266,6 +266,12 @@ def design(qps: float = QPS, input_len: int = INPUT_LEN, output_len: int = OUTPU
                   None, None, "infeasible", ttft, tpot, reason, tuple(lines), ceilings=ceil, **common)
 
 
+def mfu_options() -> tuple[float, ...]:
+    """Every MFU slider position, rounded to its step."""
+    lo, hi, step = MFU_RANGE
+    return tuple(round(lo + i * step, 2) for i in range(round((hi - lo) / step) + 1))
+
+
 BOUND_SHORT = {"prefill_compute": "算力", "decode_bandwidth": "显存带宽", "kv_capacity": "KV 容量",
                "max_num_seqs": "并发上限", "ttft": "TTFT SLO", "infeasible": "无解",
                "unbounded": "SLO 约束不住"}
