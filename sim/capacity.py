@@ -122,9 +122,7 @@ def _predicate(setup, load, ttft_slo, tpot_slo, target, num_requests, seed):
         if num_requests is not None or seed is not None:
             raise ValueError("num_requests and seed apply to fixed lengths only: a load function "
                              "rate -> Workload sets its own request count and seed")
-        from sim.workload import run
-
-        return lambda rate: float(meets_slos(run(setup, load(rate)), ttft_slo, tpot_slo).mean()) >= target
+        return LoadRuns(setup, load, ttft_slo, tpot_slo, target)
     input_len, output_len = _lengths(load)
     num_requests = POISSON_REQUESTS if num_requests is None else num_requests
     check_int("num_requests", num_requests, 1)
@@ -148,9 +146,11 @@ class Runs:
       grows without bound crosses that line within seconds of simulated time. A run that passes
       runs to its end and is judged on its times, as before.
 
-    ``level`` of a completed run is the SLO ratio (the worse of TTFT / ttft_slo and TPOT / tpot_slo)
-    of the request at the target's rank: the run passes about when it is <= 1. The search
-    interpolates on it. ``runs`` counts runs started, ``steps_saved`` how many were cut short.
+    ``levels[rate]`` of a passing run is the SLO ratio (the worse of TTFT / ttft_slo and TPOT /
+    tpot_slo) of the request at the target's rank (<= 1; a run passes when it is about <= 1); None
+    for a failing run, cut short or not, so the search takes the same steps whether or not a run
+    was cut. The search interpolates on it. ``runs`` counts runs started, ``cut_short`` how many
+    stopped early; ``results`` keeps the passing runs' results.
     """
 
     SLICES = 16                       # how often a run checks whether it has already failed
@@ -192,8 +192,7 @@ class Runs:
         result = inst.result()
         ttft, tpot = result.ttft, result.tpot
         ok = float(((ttft <= self.ttft_slo) & (tpot <= self.tpot_slo)).mean()) >= self.target
-        ratio = np.sort(np.maximum(ttft / self.ttft_slo, tpot / self.tpot_slo))
-        self.levels[rate] = float(ratio[n - self.allowed - 1]) if self.allowed < n else 0.0
+        self.levels[rate] = _level(ttft, tpot, self.ttft_slo, self.tpot_slo, self.allowed) if ok else None
         if ok:
             self.results[rate] = result
         return ok
@@ -209,6 +208,41 @@ class Runs:
             end = np.where(np.isnan(fin), now, fin)
             miss |= (end - first) / (self.output_len - 1) > self.tpot_slo
         return int(np.count_nonzero(miss))
+
+
+class LoadRuns:
+    """``rate -> passes`` for a load function ``rate -> Workload``: each run is whole (the workload
+    decides its arrivals), with ``levels`` and ``results`` of the passing ones as ``Runs`` keeps them,
+    so a load function and fixed lengths take the same search steps."""
+
+    def __init__(self, setup, load, ttft_slo, tpot_slo, target):
+        self.setup, self.load, self.ttft_slo, self.tpot_slo, self.target = setup, load, ttft_slo, tpot_slo, target
+        self.levels: dict[float, float | None] = {}
+        self.results: dict[float, object] = {}
+        self.runs = self.cut_short = 0
+
+    def __call__(self, rate: float) -> bool:
+        from sim.workload import run
+
+        self.runs += 1
+        result = run(self.setup, self.load(rate))
+        meets = meets_slos(result, self.ttft_slo, self.tpot_slo)
+        ok = float(meets.mean()) >= self.target
+        n = len(meets)
+        allowed = max((m for m in range(n + 1) if (n - m) / n >= self.target), default=-1)
+        self.levels[rate] = _level(result.ttft, result.tpot, self.ttft_slo, self.tpot_slo, allowed) if ok else None
+        if ok:
+            self.results[rate] = result
+        return ok
+
+
+def _level(ttft, tpot, ttft_slo, tpot_slo, allowed) -> float:
+    """The SLO ratio of the request at the target's rank (see ``Runs``)."""
+    n = len(ttft)
+    if allowed >= n:
+        return 0.0
+    ratio = np.sort(np.maximum(np.asarray(ttft) / ttft_slo, np.asarray(tpot) / tpot_slo))
+    return float(ratio[n - allowed - 1])
 
 
 @lru_cache(maxsize=32)
