@@ -34,10 +34,12 @@ def quiet_loop():
         return None
     from sim.engine import _quiet_loop
 
-    try:
-        with warnings.catch_warnings():          # an unwritable cache folder warns; compile anyway
-            warnings.simplefilter("ignore")
-            _LOOP = numba.njit(SIGNATURE, cache=True, nogil=True)(_quiet_loop)
-    except Exception:                            # pragma: no cover - a broken numba install
-        _LOOP = None
+    for cache in (True, False):                  # no writable cache folder: compile each time (~1 s)
+        try:
+            with warnings.catch_warnings():      # an unwritable cache folder warns; compile anyway
+                warnings.simplefilter("ignore")
+                _LOOP = numba.njit(SIGNATURE, cache=cache, nogil=True)(_quiet_loop)
+            break
+        except Exception:                        # pragma: no cover - a broken numba install
+            _LOOP = None
     return _LOOP
