@@ -41,6 +41,7 @@ test-fast: $(TESTS)
 
 bench: venv
 	$(BIN)/python benchmarks/bench_sim.py
+	$(BIN)/python benchmarks/bench_panel.py
 	$(BIN)/python benchmarks/bench_plan.py
 	$(BIN)/python benchmarks/bench_validation.py
 	$(BIN)/python benchmarks/bench_fleet.py
