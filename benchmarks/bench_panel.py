@@ -41,29 +41,37 @@ def _options(control):
 
 
 def moves(p, n: int, rng: random.Random, controls: dict, answer_attr: str | None):
-    """Time n random moves; returns (answer times, full times) in seconds."""
-    answers, fulls = [], []
+    """Time n random moves; returns (answer times, full times) in seconds, and whether each ran a
+    capacity search (chapter 02: a position not seen before, on an instance that can run)."""
+    answers, fulls, searched = [], [], []
     names = list(controls)
     for _ in range(n):
         name = rng.choice(names)
         control = controls[name]
         choices = [v for v in _options(control) if v != control.value]
         value = rng.choice(choices)
+        misses = panel.instance.cache_info().misses
         start = time.perf_counter()
         control.value = value                      # the observer runs the update, synchronously here
         full = time.perf_counter() - start
+        searched.append(panel.instance.cache_info().misses > misses)
         fulls.append(full)
         answers.append(getattr(p, answer_attr) if answer_attr and p.last_update_s else full)
-    return np.array(answers), np.array(fulls)
+    return np.array(answers), np.array(fulls), np.array(searched, dtype=bool)
 
 
-def report(name: str, first: tuple, answers, fulls) -> None:
+def report(name: str, first: tuple, answers, fulls, searched=None) -> None:
     def row(label, xs, first_x):
         print(f"  {label:<7} first move {first_x * 1e3:6.0f} ms   median {np.median(xs) * 1e3:6.0f} ms   "
               f"p90 {np.percentile(xs, 90) * 1e3:6.0f} ms   worst {xs.max() * 1e3:6.0f} ms")
     print(f"{name}: {len(fulls)} random moves")
     row("answer", answers, first[0])
     row("full", fulls, first[1])
+    if searched is not None and searched.any():
+        print(f"  of which {searched.sum()} ran a new capacity search (the rest: QPS / price, a position seen "
+              "before, or a choice that cannot run):")
+        row("answer", answers[searched], first[0])
+        row("full", fulls[searched], first[1])
 
 
 def main() -> None:
@@ -79,19 +87,19 @@ def main() -> None:
     start = time.perf_counter()
     p = panel.design_panel(background=False)
     print(f"chapter 02 panel built in {time.perf_counter() - start:.2f} s (cold caches)")
-    a, f = moves(p, 1, rng, p.controls, "answer_s")
+    a, f, _ = moves(p, 1, rng, p.controls, "answer_s")
     first = (a[0], f[0])
-    a, f = moves(p, args.moves, rng, p.controls, "answer_s")
-    report("chapter 02 design panel", first, a, f)
+    a, f, searched = moves(p, args.moves, rng, p.controls, "answer_s")
+    report("chapter 02 design panel", first, a, f, searched)
 
     panel.clear_caches()
     start = time.perf_counter()
     r = panel.rate_panel(background=False)
     print(f"chapter 01 panel built in {time.perf_counter() - start:.2f} s (cold caches)")
     controls = {"rate": r.slider, **r.choices}
-    a, f = moves(r, 1, rng, controls, None)
+    a, f, _ = moves(r, 1, rng, controls, None)
     first = (a[0], f[0])
-    a, f = moves(r, max(1, args.moves * 2 // 3), rng, controls, None)
+    a, f, _ = moves(r, max(1, args.moves * 2 // 3), rng, controls, None)
     report("chapter 01 rate panel", first, a, f)
 
 
