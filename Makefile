@@ -24,7 +24,11 @@ $(TESTS): pyproject.toml
 	$(PIP) -e '.[test,ray]'
 	@touch $@ $(COURSE)
 
+# JupyterLab renders saved widgets (the panels, their charts) only in trusted notebooks, and a fresh
+# clone's are not: trust the course's own notebooks (their signatures go to the user's Jupyter data
+# folder) so the panels show on open. Run every cell to make the sliders live.
 lab: $(COURSE)
+	$(BIN)/jupyter trust $(NOTEBOOKS)
 	$(BIN)/jupyter lab --notebook-dir=notebooks $(LAB_ARGS) $(firstword $(NOTEBOOKS))
 
 # Unit tests, the notebooks under nbval, and the judge's maintainer check.
@@ -37,6 +41,7 @@ test-fast: $(TESTS)
 
 bench: venv
 	$(BIN)/python benchmarks/bench_sim.py
+	$(BIN)/python benchmarks/bench_panel.py
 	$(BIN)/python benchmarks/bench_plan.py
 	$(BIN)/python benchmarks/bench_validation.py
 	$(BIN)/python benchmarks/bench_fleet.py

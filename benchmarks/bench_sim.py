@@ -83,6 +83,42 @@ def where_time_goes():
         print(f"    {own / total:6.1%}  {ncalls:>8} calls  {Path(path).name}:{name}")
 
 
+def search_speed() -> None:
+    """The capacity search as it was (a whole run per step, guess / 2 and 2 x guess, then halvings)
+    against sim.capacity's (runs cut short once failed, interpolation), on the chapter's question."""
+    from sim import capacity
+    from sim.metrics import meets_slos
+
+    setup = chapter_instance()
+    count = [0]
+
+    def ok(rate):
+        count[0] += 1
+        return float(meets_slos(simulate(setup, rate, 1500, 2000, 500), 2.0, 0.05).mean()) >= 0.99
+
+    guess = capacity.throughput_bound(setup, 2000, 500)
+    best_old = best_new = float("inf")
+    for _ in range(3):
+        count[0] = 0
+        t0 = time.perf_counter()
+        low, high = guess / 2, guess * 2
+        while not ok(low):
+            high, low = low, low / 4
+        while ok(high):
+            low, high = high, high * 2
+        while high - low > 1e-3 * low:
+            mid = (low + high) / 2
+            low, high = (mid, high) if ok(mid) else (low, mid)
+        best_old = min(best_old, time.perf_counter() - t0)
+        t0 = time.perf_counter()
+        rate, runs = capacity.search(setup, 2000, 500, 2.0, 0.05, rel_tol=1e-3)
+        best_new = min(best_new, time.perf_counter() - t0)
+    print("The chapter's capacity search to 0.1% (sim.plan's), 1500 requests per run")
+    print(f"  halving search   {best_old * 1e3:6.1f} ms  {count[0]} whole runs   -> {low:.4f} req/s")
+    print(f"  sim.capacity     {best_new * 1e3:6.1f} ms  {runs.runs} runs, {runs.cut_short} cut short -> {rate:.4f} req/s")
+    print(f"  speed-up         {best_old / best_new:6.1f} x")
+
+
 def million(n: int) -> None:
     """Run in a child so its peak memory is its own."""
     setup = chapter_instance()
@@ -118,7 +154,10 @@ def main() -> None:
     print(f"  fast engine {fast_s:7.3f} s   (simulate + summarize)")
     print(f"  ratio       {plain_s / fast_s:7.1f} x")
     print(f"  per-request times identical: {same} (largest relative difference {worst:.1e})")
+    from sim import engine
+    print(f"  compiled quiet-run loop (numba): {engine.compiled()}")
     where_time_goes()
+    search_speed()
 
     if not args.quick:
         print("A million requests near capacity")

@@ -1,35 +1,44 @@
 """Interactive panels for the chapter notebooks: pure computations, and the widgets that drive them.
 
-Two panels:
+Two panels, both computed live (no precomputed table):
 
-* ``design_panel()`` (chapter 02): sliders for QPS, prompt length, output length, MFU and GPU price
-  over the chapter's 70B instance; shows the sizing (``sim.plan``), the hand calculation behind
-  it (``course.explain``) and p99 TTFT / TPOT against the per-instance rate.
-* ``rate_panel()`` (chapter 01): a slider over the offered rate; shows how the TTFT and TPOT
-  distributions of one instance move.
+* ``design_panel()`` (chapter 02): choices of model, GPU, TP and weight / KV dtype (``sim.presets``,
+  the chapter's instance by default) and sliders for QPS, prompt and output length, MFU, GPU price
+  and the TTFT / TPOT SLOs; shows the sizing (the figures ``sim.plan`` gives), the hand calculation
+  behind it (``course.explain``), a "what changed" line, and p99 TTFT / TPOT against the rate.
+* ``rate_panel()`` (chapter 01): the same instance choice and a slider over the offered rate; shows
+  how the TTFT and TPOT distributions of one instance move.
 
 The numbers come from functions with no widgets in them (``design``, ``latency_curve``,
 ``distribution``), cached on their arguments, so a slider change only recomputes what it changed:
-QPS and price never rerun the simulator, and a prompt/output/MFU combination already seen comes back
-at once. Sliders use ``continuous_update=False``: the panel recomputes when the slider is released.
-Speed: the rate search (``sim.max_rate`` on 1500 requests, as the chapter does) costs up
-to ~1 s, so its results for every slider position are precomputed in ``course/panel_table.py``
-(checked against a live run on first use); the latency curve (7 runs) is simulated live.
+QPS and price never rerun the simulator. The rate search is ``sim.capacity.search``, the one
+``sim.plan``, ``python -m sim plan`` / ``sweep`` use (1500 requests, to 0.1%); the latency curve
+reuses its run at the answer. The charts are light SVG (``course.plots.Chart``): a matplotlib PNG
+would take longer to render than the whole update may. ``benchmarks/bench_panel.py`` times random
+slider moves through ``DesignPanel.update`` / ``RatePanel.update``, the code the widgets call.
+
+Instances: the chapter's (Llama-3-70B, FP8 weights and KV, 8 x H100) is ``chapter_setup()``, its
+own rounded figures (70.6B parameters); any other choice is ``sim.presets.instance`` with the
+chapter's explicit factors (the handbook's step rule: ``step_overhead`` 1.5 ms, ``bandwidth_util``
+1.0, MFU from its slider). A choice that cannot run (weights that do not fit, a dtype the GPU lacks,
+a TP that does not divide the heads, a request larger than the KV cache) shows its reason.
 """
 
 from __future__ import annotations
 
 import html
 import io
+import math
+import threading
 import time
 from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
 
-from course.explain import explain_zh, fmt_rate
-from sim import planning
-from sim.capacity import max_rate
+from course import plots
+from course.explain import estimate, explain_zh, fmt_rate
+from sim import bound, capacity, planning, presets
 from sim.metrics import meets_slos, percentile, summarize
 from sim.setup import Setup
 from sim.simulate import simulate
@@ -42,19 +51,30 @@ TPOT_SLO_S = 0.05
 HEADROOM = 1.3
 GPU_HOUR_USD = 2.5
 QPS, INPUT_LEN, OUTPUT_LEN, MFU = 200, 2000, 500, 0.4
+STEP_OVERHEAD_S, BANDWIDTH_UTIL = 1.5e-3, 1.0      # the chapter's explicit factors
+
+# The instance choices (sim.presets names) and the chapter's.
+MODEL, GPU, TP, WEIGHT_DTYPE, KV_DTYPE = "llama-3-70b", "h100-sxm", 8, "fp8", "fp8"
+MODEL_OPTIONS = ("llama-3-8b", "llama-3-70b", "llama-3.1-405b", "qwen2.5-7b", "qwen2.5-72b", "mixtral-8x7b",
+                 "deepseek-v3")
+GPU_OPTIONS = ("h100-sxm", "h200", "b200", "a100-80gb", "l40s", "mi300x")
+TP_OPTIONS = (1, 2, 4, 8)
+DTYPE_OPTIONS = ("bf16", "fp8")
 
 # Slider positions. Lengths are roughly log-spaced and include the chapter's 2000 and 500.
 QPS_OPTIONS = (10, 15, 20, 30, 50, 75, 100, 150, 200, 300, 500, 750, 1000, 1500, 2000)
 INPUT_OPTIONS = (128, 256, 512, 1024, 2000, 4096, 8192, 16384, 32768)
 OUTPUT_OPTIONS = (16, 32, 64, 128, 256, 500, 1024, 2048, 4096)
+TTFT_SLO_OPTIONS = (0.25, 0.5, 1.0, 2.0, 3.0, 5.0, 10.0)             # seconds
+TPOT_SLO_OPTIONS = (0.01, 0.02, 0.03, 0.05, 0.075, 0.1, 0.15)        # seconds
 MFU_RANGE = (0.1, 0.8, 0.05)
 PRICE_RANGE = (0.5, 8.0, 0.25)
 
-# The interactive curve uses the search's 1500 requests per point: shorter runs never reach a steady
-# state at long outputs (a 500-token answer lasts ~10 s at high load) and would draw tails far below
-# the ones the search judged, so the marked rate would not sit where the curve meets the SLO line.
-# Seven points keep a cold update under ~0.5 s.
-CURVE_REQUESTS = 1500
+# The curve uses the search's 1500 requests per point: shorter runs never reach a steady state at
+# long outputs (a 500-token answer lasts ~10 s at high load) and would draw tails far below the ones
+# the search judged, so the marked rate would not sit where the curve meets the SLO line. The point
+# at 1.0 is the search's own run at its answer.
+CURVE_REQUESTS = capacity.POISSON_REQUESTS
 CURVE_FRACTIONS = (0.25, 0.5, 0.75, 0.9, 1.0, 1.1, 1.25)   # of the chosen rate
 
 
@@ -62,19 +82,65 @@ def chapter_setup(mfu: float = MFU) -> Setup:
     """The chapter's instance: 70.6B params, FP8, 8 x H100 (80 GB, 3.35 TB/s, 1979 TFLOP/s FP8)."""
     return Setup(params=70.6e9, weight_bytes=70.6e9, kv_bytes_per_token=KV_BYTES_PER_TOKEN,
                  kv_capacity_tokens=int((8 * 80e9 * 0.9 - 70.6e9) / KV_BYTES_PER_TOKEN),
-                 peak_flops=8 * 1979e12, bandwidth=8 * 3.35e12, mfu=mfu, step_overhead=1.5e-3,
+                 peak_flops=8 * 1979e12, bandwidth=8 * 3.35e12, mfu=mfu, step_overhead=STEP_OVERHEAD_S,
                  max_num_batched_tokens=8192, max_num_seqs=512)
+
+
+@dataclass(frozen=True)
+class Hardware:
+    """One instance choice: a model served with tensor parallelism ``tp`` on ``gpu`` GPUs."""
+
+    model: str = MODEL
+    gpu: str = GPU
+    tp: int = TP
+    weight_dtype: str = WEIGHT_DTYPE
+    kv_dtype: str = KV_DTYPE
+
+    @property
+    def is_chapters(self) -> bool:
+        return self == Hardware()
+
+    def label(self) -> str:
+        return (f"{presets.model(self.model).name} · {self.tp} x {presets.gpu(self.gpu).name} · "
+                f"weights {self.weight_dtype.upper()} / KV {self.kv_dtype.upper()}")
+
+
+CHAPTER = Hardware()
+
+
+@lru_cache(maxsize=256)
+def instance_setup(hw: Hardware = CHAPTER, mfu: float = MFU) -> Setup:
+    """The ``Setup`` for a choice: the chapter's own for its instance, else ``presets.instance`` with
+    the chapter's explicit factors. Raises ValueError (with the reason) for a choice that cannot run."""
+    if hw.is_chapters:
+        return chapter_setup(mfu)
+    return presets.instance(hw.model, hw.gpu, tp=hw.tp, weight_dtype=hw.weight_dtype, kv_dtype=hw.kv_dtype,
+                            mfu=mfu, step_overhead=STEP_OVERHEAD_S, bandwidth_util=BANDWIDTH_UTIL)
+
+
+def _setup_or_reason(hw: Hardware, mfu: float, input_len: int = 1, output_len: int = 1):
+    """(setup, "") or (None, reason in Chinese) for a choice and a request shape."""
+    try:
+        setup = instance_setup(hw, mfu)
+    except ValueError as e:
+        return None, f"这个组合无法部署：{e}"
+    need = input_len + output_len
+    if need > setup.kv_capacity_tokens:
+        return None, (f"一个请求要预留 {need:,} token 的 KV，而这个实例的 KV Cache 只有 "
+                      f"{setup.kv_capacity_tokens:,} token：换更大的 TP、更小的 KV dtype 或更短的请求")
+    return setup, ""
 
 
 # --- Pure computations -------------------------------------------------------------------------
 
 @dataclass(frozen=True)
 class Design:
-    """What the chapter-02 panel shows for one position of its sliders: ``sim.plan``'s figures.
+    """What the chapter-02 panel shows for one position of its controls: ``sim.plan``'s figures.
 
-    When no rate meets the SLOs ``feasible`` is False, the counts and costs are None, ``bound`` is
-    "infeasible", ``reason`` says why and the low-load times are those of a lone request.
-    ``explanation`` holds the hand calculation behind the numbers, in Chinese.
+    When no rate meets the SLOs (or the choice cannot run) ``feasible`` is False, the counts and
+    costs are None, ``bound`` is "infeasible", ``reason`` says why and the low-load times are those
+    of a lone request (NaN when the instance cannot be built). ``explanation`` holds the hand
+    calculation behind the numbers, in Chinese.
     """
 
     qps: float
@@ -94,58 +160,110 @@ class Design:
     low_load_tpot_s: float
     reason: str
     explanation: tuple
-
-
-@lru_cache(maxsize=None)
-def _mfu_setup(mfu: float) -> Setup:
-    return chapter_setup(mfu)
+    hardware: Hardware = CHAPTER
+    ttft_slo: float = TTFT_SLO_S
+    tpot_slo: float = TPOT_SLO_S
+    ceilings: tuple = ()          # (name, req/s) of the analytic ceilings, see ``ceilings``
 
 
 @lru_cache(maxsize=512)
-def lone_request(input_len: int, output_len: int, mfu: float) -> tuple[float, float]:
+def lone_request(input_len: int, output_len: int, mfu: float, hw: Hardware = CHAPTER) -> tuple[float, float]:
     """(TTFT, TPOT) of one request alone on the instance: the best the instance can ever do."""
-    result = simulate(_mfu_setup(mfu), 1.0, 1, input_len, output_len)
+    result = simulate(instance_setup(hw, mfu), 1.0, 1, input_len, output_len)
     return float(result.ttft[0]), float(result.tpot[0])
-
-
-@lru_cache(maxsize=512)
-def rate_per_instance(input_len: int, output_len: int, mfu: float) -> float:
-    """The largest per-instance rate meeting both SLOs (p99), the way ``sim.plan`` searches it.
-
-    0.0 when no rate does. A lone request that already misses an SLO answers at once, without the
-    search (which would try ever lower rates before giving up).
-    """
-    ttft, tpot = lone_request(input_len, output_len, mfu)
-    if ttft > TTFT_SLO_S or tpot > TPOT_SLO_S:
-        return 0.0
-    return max_rate(_mfu_setup(mfu), (input_len, output_len), TTFT_SLO_S, TPOT_SLO_S,
-                    rel_tol=planning.PLAN_REL_TOL)
 
 
 @dataclass(frozen=True)
 class InstanceFigures:
-    """What depends only on the request shape and MFU: found by ``sim.plan``'s search.
-
-    ``rate`` is 0.0 and ``bound`` "infeasible" when no rate meets the SLOs; the low-load times are
-    then those of a lone request.
-    """
+    """What depends only on the instance, the request shape and the SLOs: found by ``sim.plan``'s
+    search. ``rate`` is 0.0 and ``bound`` "infeasible" when no rate meets the SLOs; the low-load
+    times are then those of a lone request. ``at_rate`` is the search's run at ``rate``."""
 
     rate: float
     bound: str
     low_load_ttft_s: float
     low_load_tpot_s: float
+    at_rate: object = None
 
 
-def compute_instance(input_len: int, output_len: int, mfu: float) -> InstanceFigures:
-    """Run the search and ``sim.plan`` (no table, no cache)."""
-    rate = rate_per_instance(input_len, output_len, mfu)
-    if rate <= 0:
-        ttft, tpot = lone_request(input_len, output_len, mfu)
+@lru_cache(maxsize=512)
+def instance(input_len: int, output_len: int, mfu: float, hw: Hardware = CHAPTER,
+             ttft_slo: float = TTFT_SLO_S, tpot_slo: float = TPOT_SLO_S) -> InstanceFigures:
+    """``sim.plan``'s per-instance figures, computed the way it does (the same search, the same
+    low-load run, the bound read from the run at the rate), reusing the search's run at its answer.
+    A lone request that already misses an SLO answers at once (the search would say 0.0 too)."""
+    setup = instance_setup(hw, mfu)
+    ttft, tpot = lone_request(input_len, output_len, mfu, hw)
+    if ttft > ttft_slo or tpot > tpot_slo:
         return InstanceFigures(0.0, "infeasible", ttft, tpot)
-    p = planning.plan(QPS, _mfu_setup(mfu), input_len, output_len, TTFT_SLO_S, TPOT_SLO_S,
-                      gpus_per_instance=GPUS_PER_INSTANCE, headroom=HEADROOM,
-                      gpu_hour_usd=GPU_HOUR_USD, rate=rate)
-    return InstanceFigures(p.rate_per_instance, p.bound, p.low_load_ttft_s, p.low_load_tpot_s)
+    try:
+        rate, runs = capacity.search(setup, input_len, output_len, ttft_slo, tpot_slo, rel_tol=planning.PLAN_REL_TOL)
+    except capacity.BracketError:
+        return InstanceFigures(math.inf, "unbounded", ttft, tpot)
+    if rate <= 0:
+        return InstanceFigures(0.0, "infeasible", ttft, tpot)
+    low = simulate(setup, min(1.0, rate / 10), planning.LOW_LOAD_REQUESTS, input_len, output_len)
+    at_rate = runs.results[rate]
+    kind = bound.classify(bound.shares(setup, at_rate))
+    return InstanceFigures(rate, kind, percentile(low.ttft, 50), percentile(low.tpot, 50), at_rate)
+
+
+def rate_per_instance(input_len: int, output_len: int, mfu: float, hw: Hardware = CHAPTER,
+                      ttft_slo: float = TTFT_SLO_S, tpot_slo: float = TPOT_SLO_S) -> float:
+    """The largest per-instance rate meeting both SLOs (p99), the way ``sim.plan`` searches it."""
+    return instance(input_len, output_len, mfu, hw, ttft_slo, tpot_slo).rate
+
+
+def ceilings(setup: Setup, input_len: int, output_len: int) -> tuple:
+    """The analytic ceilings on the rate (req/s): compute, memory bandwidth (decode steps reading
+    weights and KV at the largest batch), KV capacity (requests held at once over a lone request's
+    lifetime at the TPOT floor)."""
+    e = estimate(setup, input_len, output_len)
+    batch = min(setup.max_num_seqs, max(1, e.kv_requests))
+    decode_step = (setup.weight_bytes + setup.kv_bytes_per_token * batch * (input_len + output_len / 2)) / setup.bandwidth
+    bandwidth = batch / (output_len * (decode_step + setup.step_overhead))
+    lifetime = e.ttft_floor_s + output_len * e.tpot_floor_s
+    kv = max(1, e.kv_requests) / lifetime
+    return (("compute", e.compute_rate), ("bandwidth", bandwidth), ("kv", kv))
+
+
+@lru_cache(maxsize=1024)
+def design(qps: float = QPS, input_len: int = INPUT_LEN, output_len: int = OUTPUT_LEN,
+           mfu: float = MFU, gpu_hour_usd: float = GPU_HOUR_USD, hw: Hardware = CHAPTER,
+           ttft_slo: float = TTFT_SLO_S, tpot_slo: float = TPOT_SLO_S) -> Design:
+    """Size the service for one position of the controls (cached on the arguments)."""
+    common = dict(hardware=hw, ttft_slo=ttft_slo, tpot_slo=tpot_slo)
+    setup, why = _setup_or_reason(hw, mfu, input_len, output_len)
+    if setup is None:
+        return Design(qps, input_len, output_len, mfu, gpu_hour_usd, False, 0.0, None, None, None, None, None,
+                      "infeasible", float("nan"), float("nan"), why, (why,), **common)
+    base = instance(input_len, output_len, mfu, hw, ttft_slo, tpot_slo)
+    ceil = ceilings(setup, input_len, output_len)
+    if base.rate == math.inf:
+        why = (f"SLO 约束不住这个实例：压测的 {capacity.POISSON_REQUESTS} 个请求即使几乎同时到达，也都满足 SLO，"
+               "找不到最大速率（sim.plan 对此报 BracketError）。收紧 SLO 或加长请求再看。")
+        return Design(qps, input_len, output_len, mfu, gpu_hour_usd, False, 0.0, None, None, None, None, None,
+                      "unbounded", base.low_load_ttft_s, base.low_load_tpot_s, why, (why,), ceilings=ceil, **common)
+    if base.rate > 0:
+        rate = base.rate
+        sized = planning.size(qps, rate, output_len, gpus_per_instance=hw.tp, headroom=HEADROOM,
+                              gpu_hour_usd=gpu_hour_usd)
+        lines = explain_zh(setup, input_len, output_len, low_load_ttft_s=base.low_load_ttft_s,
+                           low_load_tpot_s=base.low_load_tpot_s, rate_per_instance=rate,
+                           bound=base.bound, ttft_slo=ttft_slo, tpot_slo=tpot_slo)
+        return Design(qps, input_len, output_len, mfu, gpu_hour_usd, True, rate, *sized, base.bound,
+                      base.low_load_ttft_s, base.low_load_tpot_s, "", tuple(lines), ceilings=ceil, **common)
+    ttft, tpot = base.low_load_ttft_s, base.low_load_tpot_s
+    misses = []
+    if ttft > ttft_slo:
+        misses.append(f"单个请求的 TTFT 已是 {ttft:.2f} s，超过 {ttft_slo:g} s")
+    if tpot > tpot_slo:
+        misses.append(f"单个请求的 TPOT 已是 {tpot * 1e3:.1f} ms，超过 {tpot_slo * 1e3:g} ms")
+    reason = "；".join(misses) or "单个请求能满足 SLO，但稍有负载就有超过 1% 的请求超标"
+    lines = explain_zh(setup, input_len, output_len, low_load_ttft_s=ttft, low_load_tpot_s=tpot,
+                       rate_per_instance=0.0, bound="infeasible", ttft_slo=ttft_slo, tpot_slo=tpot_slo)
+    return Design(qps, input_len, output_len, mfu, gpu_hour_usd, False, 0.0, None, None, None,
+                  None, None, "infeasible", ttft, tpot, reason, tuple(lines), ceilings=ceil, **common)
 
 
 def mfu_options() -> tuple[float, ...]:
@@ -154,86 +272,47 @@ def mfu_options() -> tuple[float, ...]:
     return tuple(round(lo + i * step, 2) for i in range(round((hi - lo) / step) + 1))
 
 
-def _table() -> dict:
-    """The precomputed ``InstanceFigures`` of every slider position, if present and still valid.
-
-    The rate search costs up to ~1 s at the slowest corners (32K prompts, 4K outputs), too slow for a
-    slider, so ``python -m course.panel --build-table`` stores its results in ``course/panel_table.py``.
-    Before trusting it, the chapter's position is recomputed live: if the simulator's numbers have
-    changed since the table was built, the table is ignored and everything is computed live.
-    """
-    global _TABLE
-    if _TABLE is None:
-        try:
-            from course.panel_table import TABLE
-        except ImportError:
-            TABLE = {}
-        key = (INPUT_LEN, OUTPUT_LEN, MFU)
-        _TABLE = dict(TABLE) if TABLE.get(key) == tuple(compute_instance(*key).__dict__.values()) else {}
-    return _TABLE
+BOUND_SHORT = {"prefill_compute": "算力", "decode_bandwidth": "显存带宽", "kv_capacity": "KV 容量",
+               "max_num_seqs": "并发上限", "ttft": "TTFT SLO", "infeasible": "无解",
+               "unbounded": "SLO 约束不住"}
+CEILING_ZH = {"compute": "算力上限", "bandwidth": "带宽上限", "kv": "KV 上限"}
+CONTROL_ZH = {"qps": "峰值 QPS", "input_len": "提示词长度", "output_len": "输出长度", "mfu": "MFU",
+              "gpu_hour_usd": "每卡每小时价格", "ttft_slo": "TTFT SLO", "tpot_slo": "TPOT SLO",
+              "model": "模型", "gpu": "GPU", "tp": "TP", "weight_dtype": "权重 dtype", "kv_dtype": "KV dtype"}
 
 
-_TABLE: dict | None = None
+def _pct(a: float, b: float) -> str:
+    return f"{(b / a - 1):+.0%}" if a else "—"
 
 
-@lru_cache(maxsize=512)
-def instance(input_len: int, output_len: int, mfu: float) -> InstanceFigures:
-    """``compute_instance``, from the precomputed table when it holds this position, else live."""
-    row = _table().get((input_len, output_len, round(mfu, 2)))
-    if row is not None:
-        return InstanceFigures(*row)
-    return compute_instance(input_len, output_len, mfu)
-
-
-def build_table(processes: int | None = None) -> dict:
-    """``compute_instance`` for every slider position, in parallel processes."""
-    from multiprocessing import Pool
-
-    keys = [(i, o, m) for i in INPUT_OPTIONS for o in OUTPUT_OPTIONS for m in mfu_options()]
-    with Pool(processes) as pool:
-        rows = pool.starmap(compute_instance, keys, chunksize=4)
-    return {k: tuple(r.__dict__.values()) for k, r in zip(keys, rows)}
-
-
-def write_table(path: str, table: dict) -> None:
-    lines = ['"""Generated by `python -m course.panel --build-table`: do not edit.',
-             "",
-             "(input_len, output_len, mfu) -> (rate, bound, low_load_ttft_s, low_load_tpot_s), the",
-             "results of course.panel.compute_instance for every slider position of the chapter-02 panel.",
-             '"""', "", "TABLE = {"]
-    lines += [f"    {k!r}: {v!r}," for k, v in sorted(table.items())]
-    lines.append("}")
-    with open(path, "w", encoding="utf-8") as f:
-        f.write("\n".join(lines) + "\n")
-
-
-@lru_cache(maxsize=1024)
-def design(qps: float = QPS, input_len: int = INPUT_LEN, output_len: int = OUTPUT_LEN,
-           mfu: float = MFU, gpu_hour_usd: float = GPU_HOUR_USD) -> Design:
-    """Size the chapter's service for one slider position (cached on the arguments)."""
-    setup = _mfu_setup(mfu)
-    base = instance(input_len, output_len, mfu)
-    if base.rate > 0:
-        rate = base.rate
-        sized = planning.size(qps, rate, output_len, gpus_per_instance=GPUS_PER_INSTANCE,
-                              headroom=HEADROOM, gpu_hour_usd=gpu_hour_usd)
-        lines = explain_zh(setup, input_len, output_len, low_load_ttft_s=base.low_load_ttft_s,
-                           low_load_tpot_s=base.low_load_tpot_s, rate_per_instance=rate,
-                           bound=base.bound, ttft_slo=TTFT_SLO_S, tpot_slo=TPOT_SLO_S)
-        return Design(qps, input_len, output_len, mfu, gpu_hour_usd, True, rate, *sized, base.bound,
-                      base.low_load_ttft_s, base.low_load_tpot_s, "", tuple(lines))
-    ttft, tpot = base.low_load_ttft_s, base.low_load_tpot_s
-    misses = []
-    if ttft > TTFT_SLO_S:
-        misses.append(f"单个请求的 TTFT 已是 {ttft:.2f} s，超过 {TTFT_SLO_S:g} s")
-    if tpot > TPOT_SLO_S:
-        misses.append(f"单个请求的 TPOT 已是 {tpot * 1e3:.1f} ms，超过 {TPOT_SLO_S * 1e3:g} ms")
-    reason = "；".join(misses) or "单个请求能满足 SLO，但稍有负载就有超过 1% 的请求超标"
-    lines = explain_zh(setup, input_len, output_len, low_load_ttft_s=ttft, low_load_tpot_s=tpot,
-                       rate_per_instance=0.0, bound="infeasible", ttft_slo=TTFT_SLO_S,
-                       tpot_slo=TPOT_SLO_S)
-    return Design(qps, input_len, output_len, mfu, gpu_hour_usd, False, 0.0, None, None, None,
-                  None, None, "infeasible", ttft, tpot, reason, tuple(lines))
+def what_changed(before: Design | None, after: Design, control: str | None = None) -> str:
+    """One Chinese line: what the last move changed (the rate, the binding bound, the ceiling that
+    moved most, GPUs and cost), so the learner reads the effect, not only the new numbers."""
+    if before is None or before == after:
+        return "移动任一控件，这里会说明它改变了什么。"
+    what = CONTROL_ZH.get(control, "设置") if control else "设置"
+    parts = []
+    if not after.feasible:
+        return f"{what}改变后无解：{after.reason}"
+    if not before.feasible:
+        parts.append(f"由无解变为可行：单实例 {fmt_rate(after.rate_per_instance)} req/s")
+    elif before.rate_per_instance != after.rate_per_instance:
+        parts.append(f"单实例速率 {fmt_rate(before.rate_per_instance)} → {fmt_rate(after.rate_per_instance)} req/s"
+                     f"（{_pct(before.rate_per_instance, after.rate_per_instance)}）")
+    if before.feasible and before.bound != after.bound:
+        parts.append(f"瓶颈由{BOUND_SHORT.get(before.bound, before.bound)}变为{BOUND_SHORT.get(after.bound, after.bound)}")
+    elif after.feasible:
+        parts.append(f"瓶颈仍是{BOUND_SHORT.get(after.bound, after.bound)}")
+    if before.ceilings and after.ceilings:
+        moved = [(abs(b / a - 1), name, a, b) for (name, a), (_, b) in zip(before.ceilings, after.ceilings) if a and b]
+        if moved and max(moved)[0] > 0.005:
+            _, name, a, b = max(moved)
+            parts.append(f"{CEILING_ZH[name]} {fmt_rate(a)} → {fmt_rate(b)} req/s（{_pct(a, b)}）")
+    if before.gpus is not None and after.gpus is not None and before.gpus != after.gpus:
+        parts.append(f"GPU {before.gpus} → {after.gpus} 张")
+    if before.usd_per_hour is not None and after.usd_per_hour is not None and before.usd_per_hour != after.usd_per_hour:
+        parts.append(f"每小时 ${before.usd_per_hour:,.0f} → ${after.usd_per_hour:,.0f}")
+    return f"{what}：" + "；".join(parts) + "。"
 
 
 @dataclass(frozen=True)
@@ -251,11 +330,14 @@ class LatencyCurve:
 
 def latency_curve_for(setup: Setup, rates, input_len: int, output_len: int, *,
                       num_requests: int = 1500, seed: int = 0, ttft_slo: float = TTFT_SLO_S,
-                      tpot_slo: float = TPOT_SLO_S) -> LatencyCurve:
-    """Simulate ``num_requests`` Poisson requests at each rate and take the percentiles."""
+                      tpot_slo: float = TPOT_SLO_S, known: dict | None = None) -> LatencyCurve:
+    """Simulate ``num_requests`` Poisson requests at each rate and take the percentiles (``known``:
+    rate -> a result of that very run, reused instead of simulating it again)."""
     rows = []
     for rate in rates:
-        result = simulate(setup, float(rate), num_requests, input_len, output_len, seed)
+        result = (known or {}).get(rate)
+        if result is None:
+            result = simulate(setup, float(rate), num_requests, input_len, output_len, seed)
         ttft, tpot = result.ttft, result.tpot
         rows.append((percentile(ttft, 50), percentile(ttft, 99), percentile(tpot, 50),
                      percentile(tpot, 99), float(meets_slos(result, ttft_slo, tpot_slo).mean())))
@@ -264,17 +346,24 @@ def latency_curve_for(setup: Setup, rates, input_len: int, output_len: int, *,
 
 
 @lru_cache(maxsize=512)
-def latency_curve(input_len: int, output_len: int, mfu: float) -> LatencyCurve:
-    """The chapter-02 panel's curve: rates at ``CURVE_FRACTIONS`` of the chosen per-instance rate.
-
-    When no rate meets the SLOs the fractions are taken of the compute ceiling instead.
-    """
-    rate = instance(input_len, output_len, mfu).rate
-    setup = _mfu_setup(mfu)
-    if rate <= 0:
+def latency_curve(input_len: int, output_len: int, mfu: float, hw: Hardware = CHAPTER,
+                  ttft_slo: float = TTFT_SLO_S, tpot_slo: float = TPOT_SLO_S) -> LatencyCurve | None:
+    """The chapter-02 panel's curve: rates at ``CURVE_FRACTIONS`` of the chosen per-instance rate
+    (the point at 1.0 is the search's run). When no rate meets the SLOs the fractions are taken of
+    the compute ceiling instead; None when the instance cannot be built."""
+    setup, _ = _setup_or_reason(hw, mfu, input_len, output_len)
+    if setup is None:
+        return None
+    base = instance(input_len, output_len, mfu, hw, ttft_slo, tpot_slo)
+    rate = base.rate
+    known = {}
+    if rate <= 0 or rate == math.inf:
         rate = setup.peak_flops * setup.mfu / (2 * setup.params * (input_len + output_len))
+    else:
+        known[rate] = base.at_rate
     rates = tuple(rate * f for f in CURVE_FRACTIONS)
-    return latency_curve_for(setup, rates, input_len, output_len, num_requests=CURVE_REQUESTS)
+    return latency_curve_for(setup, rates, input_len, output_len, num_requests=CURVE_REQUESTS,
+                             ttft_slo=ttft_slo, tpot_slo=tpot_slo, known=known)
 
 
 @dataclass(frozen=True)
@@ -289,9 +378,13 @@ class Distribution:
 
 @lru_cache(maxsize=256)
 def distribution(rate: float, input_len: int = INPUT_LEN, output_len: int = OUTPUT_LEN,
-                 mfu: float = MFU, num_requests: int = 1500, seed: int = 0) -> Distribution:
-    """One run of the chapter's instance at ``rate``: the spread the chapter-01 slider shows."""
-    result = simulate(_mfu_setup(mfu), float(rate), num_requests, input_len, output_len, seed)
+                 mfu: float = MFU, num_requests: int = 1500, seed: int = 0, hw: Hardware = CHAPTER) -> Distribution:
+    """One run of the instance at ``rate``: the spread the chapter-01 slider shows. Raises
+    ValueError (with the reason) for a choice that cannot run."""
+    setup, why = _setup_or_reason(hw, mfu, input_len, output_len)
+    if setup is None:
+        raise ValueError(why)
+    result = simulate(setup, float(rate), num_requests, input_len, output_len, seed)
     s = summarize(result, TTFT_SLO_S, TPOT_SLO_S)
     stats = {k: s[k] for k in ("ttft_mean", "ttft_p50", "ttft_p99", "tpot_mean", "tpot_p50", "tpot_p99",
                                "slo_ok", "goodput")}
@@ -309,6 +402,8 @@ def figure_png(fig, dpi: int = 80) -> bytes:
 
 
 def _fmt_s(seconds: float) -> str:
+    if seconds != seconds:
+        return "—"
     return f"{seconds * 1e3:.1f} ms" if seconds < 1 else f"{seconds:.2f} s"
 
 
@@ -317,6 +412,8 @@ BOUND_LABEL = {
     "decode_bandwidth": "显存带宽（decode_bandwidth）",
     "kv_capacity": "KV 容量（kv_capacity）",
     "max_num_seqs": "并发上限（max_num_seqs）",
+    "ttft": "TTFT SLO（长提示词）",
+    "unbounded": "SLO 约束不住（压测请求全部达标）",
     "infeasible": "无解（单实例满足不了 SLO）",
 }
 
@@ -330,7 +427,7 @@ def design_rows(d: Design) -> list[tuple[str, str]]:
     if d.feasible:
         rows += [
             ("实例数（不加余量 / 加 30% 余量）", f"{d.instances_no_headroom} / {d.instances}"),
-            ("GPU 数", f"{d.gpus} 张 H100"),
+            ("GPU 数", f"{d.gpus} 张 {presets.gpu(d.hardware.gpu).name}"),
             ("每小时成本", f"${d.usd_per_hour:,.0f}"),
             ("每百万输出 token 成本", f"${d.usd_per_million_output_tokens:.2f}"),
         ]
@@ -351,19 +448,88 @@ def design_html(d: Design) -> str:
 
 # --- Widgets ----------------------------------------------------------------------------------
 
-class DesignPanel:
-    """Chapter 02's panel. ``sliders`` maps qps / input_len / output_len / mfu / gpu_hour_usd to
-    their widgets; after any change ``design``, ``curve``, ``figure``, ``table`` and ``image`` hold
-    what is shown, and ``last_update_s`` how long the update took."""
+BUSY_HTML = "<span style='color:#b36b00'>⏳ 计算中……（新的改动会取代还没算完的旧改动）</span>"
+CURVE_BUSY_HTML = "<span style='color:#b36b00'>⏳ 数字已更新，延迟曲线计算中……</span>"
 
-    def __init__(self):
+
+class _Live:
+    """What both panels share: every change asks for an update; the update runs in a worker thread
+    (``background=True``, in a notebook) so the kernel keeps taking slider moves, a busy line shows
+    meanwhile, and a newer move supersedes an older one: an update that is no longer the latest
+    stops at its next stage and shows nothing, so the panel never shows a stale answer. With
+    ``background=False`` (tests, benchmarks) the update runs in the caller, the same code path."""
+
+    def _init_live(self, background: bool) -> None:
+        self.background = background
+        self._generation = 0
+        self._lock = threading.Lock()
+        self._thread = None
+        self.last_update_s = 0.0
+        self.superseded = 0
+
+    def _request(self, control: str | None) -> None:
+        self._generation += 1
+        generation = self._generation
+        self.busy.value = BUSY_HTML
+        if not self.background:
+            self._run(generation, control)
+            return
+        self._thread = threading.Thread(target=self._run, args=(generation, control), daemon=True)
+        self._thread.start()
+
+    def _run(self, generation: int, control) -> None:
+        with self._lock:                       # one update at a time; skip it if a newer one came
+            if generation != self._generation:
+                self.superseded += 1
+                return
+            try:
+                done = self.update(control, current=lambda: generation == self._generation)
+            except Exception as e:             # show it in the panel rather than lose it in a thread
+                self.busy.value = f"<span style='color:#c00'>出错：{html.escape(repr(e))}</span>"
+                raise
+            if done:
+                self.busy.value = ""
+            else:
+                self.superseded += 1
+
+    def wait(self) -> None:
+        """Wait for the update in flight (background mode)."""
+        if self._thread is not None:
+            self._thread.join()
+
+    def _repr_mimebundle_(self, **kwargs):
+        return self.widget._repr_mimebundle_(**kwargs)
+
+
+def _hardware_choices(w, hw: Hardware, width="150px"):
+    layout = w.Layout(width=width)
+    style = {"description_width": "60px"}
+    return {
+        "model": w.Dropdown(options=MODEL_OPTIONS, value=hw.model, description="模型", style=style,
+                            layout=w.Layout(width="220px")),
+        "gpu": w.Dropdown(options=GPU_OPTIONS, value=hw.gpu, description="GPU", style=style, layout=layout),
+        "tp": w.Dropdown(options=TP_OPTIONS, value=hw.tp, description="TP", style=style, layout=w.Layout(width="120px")),
+        "weight_dtype": w.Dropdown(options=DTYPE_OPTIONS, value=hw.weight_dtype, description="权重",
+                                   style=style, layout=w.Layout(width="130px")),
+        "kv_dtype": w.Dropdown(options=DTYPE_OPTIONS, value=hw.kv_dtype, description="KV", style=style,
+                               layout=w.Layout(width="130px")),
+    }
+
+
+class DesignPanel(_Live):
+    """Chapter 02's panel. ``choices`` maps model / gpu / tp / weight_dtype / kv_dtype to dropdowns,
+    ``sliders`` maps qps / input_len / output_len / mfu / gpu_hour_usd / ttft_slo / tpot_slo to
+    sliders; after any change ``design``, ``curve``, ``figure`` (a ``plots.Chart``), ``table``,
+    ``chart``, ``changed`` hold what is shown, and ``last_update_s`` how long the update took."""
+
+    def __init__(self, *, background: bool = True):
         import ipywidgets as w
-        from course import plots
 
-        self._plots = plots
+        self._init_live(background)
         style = {"description_width": "150px"}
         layout = w.Layout(width="560px")
         common = dict(continuous_update=False, style=style, layout=layout)
+        self.choices = _hardware_choices(w, CHAPTER)
         self.sliders = {
             "qps": w.SelectionSlider(options=QPS_OPTIONS, value=QPS, description="峰值 QPS", **common),
             "input_len": w.SelectionSlider(options=INPUT_OPTIONS, value=INPUT_LEN,
@@ -375,82 +541,146 @@ class DesignPanel:
             "gpu_hour_usd": w.FloatSlider(min=PRICE_RANGE[0], max=PRICE_RANGE[1], step=PRICE_RANGE[2],
                                           value=GPU_HOUR_USD, readout_format=".2f",
                                           description="每卡每小时 ($)", **common),
+            "ttft_slo": w.SelectionSlider(options=TTFT_SLO_OPTIONS, value=TTFT_SLO_S,
+                                          description="TTFT SLO (s, p99)", **common),
+            "tpot_slo": w.SelectionSlider(options=TPOT_SLO_OPTIONS, value=TPOT_SLO_S,
+                                          description="TPOT SLO (s, p99)", **common),
         }
+        self.controls = {**self.choices, **self.sliders}
+        self.changed = w.HTML()
+        self.busy = w.HTML()
         self.table = w.HTML()
-        self.image = w.Image(format="png")
+        self.chart = w.HTML()
         self.status = w.HTML()
-        self.widget = w.VBox([w.VBox(list(self.sliders.values())), self.table, self.image, self.status])
+        self.widget = w.VBox([w.HBox(list(self.choices.values())), w.VBox(list(self.sliders.values())),
+                              self.changed, self.busy, self.table, self.chart, self.status])
         self.figure = None
         self.design = self.curve = None
-        self.last_update_s = 0.0
-        for s in self.sliders.values():
-            s.observe(self._on_change, names="value")
+        self.answer_s = 0.0
+        for name, control in self.controls.items():
+            control.observe(lambda change, name=name: self._request(name), names="value")
         self.update()
 
     def values(self) -> dict:
-        """The sliders' values, with MFU and price rounded to their steps (floats drift)."""
-        v = {k: s.value for k, s in self.sliders.items()}
+        """The controls' values, with MFU and price rounded to their steps (floats drift)."""
+        v = {k: s.value for k, s in self.controls.items()}
         v["mfu"] = round(float(v["mfu"]), 2)
         v["gpu_hour_usd"] = round(float(v["gpu_hour_usd"]), 2)
         return v
 
-    def _on_change(self, _change) -> None:
-        self.update()
-
-    def update(self) -> None:
+    def update(self, control: str | None = None, current=lambda: True) -> bool:
+        """Recompute and show the controls' position, in two stages: the figures, the "what changed"
+        line and the explanation first (``answer_s`` after the start), then the latency curve and
+        its chart (``last_update_s``), the busy line showing until both are done. Returns False,
+        having shown nothing more, as soon as ``current()`` turns False: a newer move came in."""
         start = time.perf_counter()
         v = self.values()
-        self.design = design(v["qps"], v["input_len"], v["output_len"], v["mfu"], v["gpu_hour_usd"])
-        curve = latency_curve(v["input_len"], v["output_len"], v["mfu"])
-        self.table.value = design_html(self.design)
-        if curve is not self.curve:          # QPS and price do not move the curve: no redraw
+        hw = Hardware(v["model"], v["gpu"], v["tp"], v["weight_dtype"], v["kv_dtype"])
+        d = design(v["qps"], v["input_len"], v["output_len"], v["mfu"], v["gpu_hour_usd"], hw,
+                   v["ttft_slo"], v["tpot_slo"])
+        if not current():
+            return False
+        before, self.design = self.design, d
+        self.changed.value = f"<b>变化：</b>{html.escape(what_changed(before, d, control))}"
+        self.table.value = design_html(d)
+        self.answer_s = time.perf_counter() - start
+        if self.busy.value:
+            self.busy.value = CURVE_BUSY_HTML
+        curve = latency_curve(v["input_len"], v["output_len"], v["mfu"], hw, v["ttft_slo"], v["tpot_slo"])
+        if not current():
+            return False
+        if curve is not self.curve or self.figure is None or curve is None:
             self.curve = curve
-            self.figure = self._plots.latency_vs_rate_figure(
-                curve, TTFT_SLO_S, TPOT_SLO_S, self.design.rate_per_instance or None)
-            self.image.value = figure_png(self.figure)
+            if curve is None:
+                self.figure = None
+                self.chart.value = ""
+            else:
+                self.figure = plots.latency_vs_rate_chart(curve, d.ttft_slo, d.tpot_slo, d.rate_per_instance or None,
+                                                          title=hw.label())
+                self.chart.value = self.figure.svg()
         self.last_update_s = time.perf_counter() - start
-        self.status.value = (f"<small>曲线每个点模拟 {self.curve.num_requests} 个请求（与最大速率的搜索相同）；"
-                             f"本次更新用时 {self.last_update_s:.2f} s</small>")
+        note = (f"曲线每个点模拟 {self.curve.num_requests} 个请求（与最大速率的搜索相同）；" if self.curve else "")
+        self.status.value = (f"<small>{note}本次更新：数字 {self.answer_s * 1e3:.0f} ms，"
+                             f"连同曲线 {self.last_update_s * 1e3:.0f} ms</small>")
+        return True
 
-    def _repr_mimebundle_(self, **kwargs):
-        return self.widget._repr_mimebundle_(**kwargs)
 
-
-def design_panel() -> DesignPanel:
+def design_panel(*, background: bool = True) -> DesignPanel:
     """Build chapter 02's panel at the chapter's values (200 QPS, 2000 / 500 tokens, MFU 0.4)."""
-    return DesignPanel()
+    return DesignPanel(background=background)
 
 
 RATE_OPTIONS = (1, 2, 4, 6, 8, 10, 12, 14, 15, 16, 17, 18, 19, 20, 22, 25)
 
 
-class RatePanel:
-    """Chapter 01's panel: a rate slider over the chapter's instance (2000 in / 500 out, MFU 0.4);
-    ``dist`` holds the run shown, ``figure`` / ``image`` its TTFT and TPOT distributions and
-    ``table`` the summary."""
+def rate_options(hw: Hardware = CHAPTER, mfu: float = MFU, input_len: int = INPUT_LEN,
+                 output_len: int = OUTPUT_LEN) -> tuple:
+    """The rate slider's positions for an instance: the chapter's, scaled by its compute ceiling
+    (3 significant digits), so each position loads any instance alike. The chapter's unchanged."""
+    if hw.is_chapters:
+        return RATE_OPTIONS
+    setup, _ = _setup_or_reason(hw, mfu, input_len, output_len)
+    if setup is None:
+        return RATE_OPTIONS
+    scale = estimate(setup, input_len, output_len).compute_rate / estimate(chapter_setup(mfu), input_len, output_len).compute_rate
+    return tuple(dict.fromkeys(float(f"{r * scale:.3g}") for r in RATE_OPTIONS))
+
+
+class RatePanel(_Live):
+    """Chapter 01's panel: the instance choice and a rate slider (2000 in / 500 out, MFU 0.4);
+    ``dist`` holds the run shown, ``figure`` (a ``plots.Chart``) its TTFT and TPOT distributions,
+    ``table`` the summary. Choosing another instance rescales the slider's rates to it."""
 
     def __init__(self, rates=RATE_OPTIONS, value: float = 10, *, input_len: int = INPUT_LEN,
-                 output_len: int = OUTPUT_LEN, mfu: float = MFU):
+                 output_len: int = OUTPUT_LEN, mfu: float = MFU, background: bool = True):
         import ipywidgets as w
-        from course import plots
 
-        self._plots = plots
+        self._init_live(background)
         self.input_len, self.output_len, self.mfu = input_len, output_len, mfu
+        self.choices = _hardware_choices(w, CHAPTER)
         self.slider = w.SelectionSlider(options=tuple(rates), value=value, description="到达速率 (req/s)",
                                         continuous_update=False, style={"description_width": "130px"},
                                         layout=w.Layout(width="560px"))
+        self.busy = w.HTML()
         self.table = w.HTML()
-        self.image = w.Image(format="png")
-        self.widget = w.VBox([self.slider, self.table, self.image])
+        self.chart = w.HTML()
+        self.widget = w.VBox([w.HBox(list(self.choices.values())), self.slider, self.busy, self.table, self.chart])
         self.figure = self.dist = None
-        self.last_update_s = 0.0
-        self.slider.observe(lambda _c: self.update(), names="value")
+        self._rescaling = False
+        self.hardware = CHAPTER
+        self.slider.observe(lambda _c: None if self._rescaling else self._request("rate"), names="value")
+        for name, control in self.choices.items():
+            control.observe(lambda _c, name=name: self._request(name), names="value")
         self.update()
 
-    def update(self) -> None:
+    def update(self, control: str | None = None, current=lambda: True) -> bool:
         start = time.perf_counter()
-        self.dist = distribution(self.slider.value, self.input_len, self.output_len, self.mfu)
-        s = self.dist.stats
+        c = self.choices
+        hw = Hardware(c["model"].value, c["gpu"].value, c["tp"].value, c["weight_dtype"].value, c["kv_dtype"].value)
+        if hw != self.hardware:                 # keep the slider's position, on the new instance's rates
+            index = list(self.slider.options).index(self.slider.value)
+            options = rate_options(hw, self.mfu, self.input_len, self.output_len)
+            self._rescaling = True
+            try:
+                self.slider.options = options
+                self.slider.value = options[min(index, len(options) - 1)]
+            finally:
+                self._rescaling = False
+            self.hardware = hw
+        try:
+            dist = distribution(self.slider.value, self.input_len, self.output_len, self.mfu, hw=hw)
+        except ValueError as e:
+            if not current():
+                return False
+            self.dist, self.figure = None, None
+            self.table.value = f"<b>{html.escape(str(e))}</b>"
+            self.chart.value = ""
+            self.last_update_s = time.perf_counter() - start
+            return True
+        if not current():
+            return False
+        self.dist = dist
+        s = dist.stats
         rows = [
             ("TTFT 平均 / P50 / P99", f"{_fmt_s(s['ttft_mean'])} / {_fmt_s(s['ttft_p50'])} / {_fmt_s(s['ttft_p99'])}"),
             ("TPOT 平均 / P50 / P99", f"{_fmt_s(s['tpot_mean'])} / {_fmt_s(s['tpot_p50'])} / {_fmt_s(s['tpot_p99'])}"),
@@ -460,13 +690,11 @@ class RatePanel:
         self.table.value = "<table>" + "".join(
             f"<tr><td style='padding:2px 12px 2px 0'>{html.escape(k)}</td><td><b>{html.escape(v)}</b></td></tr>"
             for k, v in rows) + "</table>"
-        self.figure = self._plots.distribution_figure(self.dist.ttft, self.dist.tpot, TTFT_SLO_S, TPOT_SLO_S,
-                                                      title=f"rate {self.dist.rate:g} req/s")
-        self.image.value = figure_png(self.figure)
+        self.figure = plots.distribution_chart(dist.ttft, dist.tpot, TTFT_SLO_S, TPOT_SLO_S,
+                                               title=f"{hw.label()} · rate {dist.rate:g} req/s")
+        self.chart.value = self.figure.svg()
         self.last_update_s = time.perf_counter() - start
-
-    def _repr_mimebundle_(self, **kwargs):
-        return self.widget._repr_mimebundle_(**kwargs)
+        return True
 
 
 def rate_panel(**kwargs) -> RatePanel:
@@ -475,29 +703,11 @@ def rate_panel(**kwargs) -> RatePanel:
 
 
 def clear_caches() -> None:
-    """Forget every cached computation (tests use it to time cold updates)."""
-    global _TABLE
-    _TABLE = None
-    for f in (_mfu_setup, lone_request, rate_per_instance, instance, design, latency_curve,
-              distribution):
+    """Forget every cached computation (tests and benchmarks use it to time cold updates)."""
+    for f in (instance_setup, lone_request, instance, design, latency_curve, distribution):
         f.cache_clear()
 
 
-def use_table(enabled: bool) -> None:
-    """Turn the precomputed table on (default) or off (everything live; for tests and timing)."""
-    global _TABLE
-    clear_caches()
-    if not enabled:
-        _TABLE = {}
-
-
-if __name__ == "__main__":
-    import os
-    import sys
-
-    if sys.argv[1:] != ["--build-table"]:
-        sys.exit("usage: python -m course.panel --build-table")
-    started = time.perf_counter()
-    table = build_table()
-    write_table(os.path.join(os.path.dirname(os.path.abspath(__file__)), "panel_table.py"), table)
-    print(f"{len(table)} positions in {time.perf_counter() - started:.0f} s")
+def warm_up() -> None:
+    """Compile or load the engine's compiled loop now (``sim.engine`` does it on import)."""
+    from sim import engine  # noqa: F401

@@ -13,11 +13,14 @@ try at each rate (it then fixes its own request count and seed). A run passes wh
 from __future__ import annotations
 
 import math
+import random
+from functools import lru_cache
+
+import numpy as np
 
 from sim.metrics import meets_slos
 from sim.setup import Setup
-from sim.simulate import simulate
-from sim.validate import check_int, check_number
+from sim.validate import check_int, check_lengths_fit, check_number
 
 METHODS = ("search", "bisect")
 SEARCH_REL_TOL = 0.005                      # the search's default relative width of its last bracket
@@ -71,6 +74,18 @@ def max_rate(setup: Setup, load, ttft_slo: float, tpot_slo: float, *, method: st
     return _search(ok, _first_guess(setup, load), SEARCH_REL_TOL if rel_tol is None else rel_tol)
 
 
+def search(setup: Setup, input_len: int, output_len: int, ttft_slo: float, tpot_slo: float, *,
+           target: float = 0.99, num_requests: int | None = None, seed: int | None = None,
+           rel_tol: float | None = None) -> tuple[float, "Runs"]:
+    """``max_rate(..., method="search")`` for fixed lengths, with the runs it made: ``Runs.results``
+    holds the result of every run that passed, so a caller can reuse the one at the answer (the
+    panels draw it and read its bound) instead of simulating it again."""
+    runs = _predicate(setup, (input_len, output_len), ttft_slo, tpot_slo, target, num_requests, seed)
+    rate = _search(runs, _first_guess(setup, (input_len, output_len)),
+                   SEARCH_REL_TOL if rel_tol is None else rel_tol)
+    return rate, runs
+
+
 def meets_slo(setup: Setup, load, rate: float, ttft_slo: float, tpot_slo: float, *,
               target: float = 0.99, num_requests: int | None = None, seed: int | None = None) -> bool:
     """Whether at least ``target`` of the requests of ``load`` at ``rate`` meet both SLOs."""
@@ -107,15 +122,135 @@ def _predicate(setup, load, ttft_slo, tpot_slo, target, num_requests, seed):
         if num_requests is not None or seed is not None:
             raise ValueError("num_requests and seed apply to fixed lengths only: a load function "
                              "rate -> Workload sets its own request count and seed")
-        from sim.workload import run
-
-        return lambda rate: float(meets_slos(run(setup, load(rate)), ttft_slo, tpot_slo).mean()) >= target
+        return LoadRuns(setup, load, ttft_slo, tpot_slo, target)
     input_len, output_len = _lengths(load)
     num_requests = POISSON_REQUESTS if num_requests is None else num_requests
     check_int("num_requests", num_requests, 1)
     seed = 0 if seed is None else seed
-    return lambda rate: float(meets_slos(simulate(setup, rate, num_requests, input_len, output_len, seed),
-                                         ttft_slo, tpot_slo).mean()) >= target
+    check_lengths_fit(setup, input_len, output_len)
+    return Runs(setup, input_len, output_len, num_requests, seed, ttft_slo, tpot_slo, target)
+
+
+class Runs:
+    """``rate -> passes``: the run of ``num_requests`` Poisson requests of fixed lengths at that rate
+    meets the SLOs (at least ``target`` of its requests within both), decided as
+    ``meets_slos(simulate(...)).mean() >= target`` always was, only cheaper:
+
+    * the arrivals at every rate come from one list of draws: ``poisson_arrivals`` adds
+      ``-log(1 - random()) / rate`` gap by gap, so the ``-log(1 - random())`` terms are kept and
+      only divided by each new rate (same operations, same floats);
+    * a run stops as soon as it has certainly failed: the instance is advanced in slices, and a
+      request that has waited longer than the TTFT SLO without its first token, or has decoded
+      longer than ``tpot_slo x (output_len - 1)`` without finishing, has missed whatever happens
+      next. Once more requests have missed than ``target`` allows the run fails; a run whose queue
+      grows without bound crosses that line within seconds of simulated time. A run that passes
+      runs to its end and is judged on its times, as before.
+
+    ``levels[rate]`` of a passing run is the SLO ratio (the worse of TTFT / ttft_slo and TPOT /
+    tpot_slo) of the request at the target's rank (<= 1; a run passes when it is about <= 1); None
+    for a failing run, cut short or not, so the search takes the same steps whether or not a run
+    was cut. The search interpolates on it. ``runs`` counts runs started, ``cut_short`` how many
+    stopped early; ``results`` keeps the passing runs' results.
+    """
+
+    SLICES = 16                       # how often a run checks whether it has already failed
+
+    def __init__(self, setup, input_len, output_len, num_requests, seed, ttft_slo, tpot_slo, target):
+        self.setup, self.input_len, self.output_len, self.n = setup, input_len, output_len, num_requests
+        self.seed, self.ttft_slo, self.tpot_slo, self.target = seed, ttft_slo, tpot_slo, target
+        n = num_requests
+        self.allowed = max((m for m in range(n + 1) if (n - m) / n >= target), default=-1)
+        self.draws = _unit_gaps(seed, n)
+        self.levels: dict[float, float | None] = {}
+        self.results: dict[float, object] = {}
+        self.runs = self.cut_short = 0
+
+    def arrivals(self, rate: float) -> list[float]:
+        """``poisson_arrivals(rate, n, seed)``, bit for bit, from the kept draws."""
+        t, times = 0.0, []
+        for e in self.draws:
+            t += e / rate
+            times.append(t)
+        return times
+
+    def __call__(self, rate: float) -> bool:
+        from sim.engine import Instance
+
+        self.runs += 1
+        n, inp, out = self.n, self.input_len, self.output_len
+        arrivals = self.arrivals(rate)
+        inst = Instance(self.setup)
+        inst.submit_many(arrivals, [inp] * n, [out] * n)
+        arr = np.asarray(arrivals)
+        for k in range(1, self.SLICES):
+            inst.advance(arrivals[k * n // self.SLICES])
+            if self._certain_misses(inst, arr) > self.allowed:
+                self.cut_short += 1
+                self.levels[rate] = None
+                return False
+        inst.advance()
+        result = inst.result()
+        ttft, tpot = result.ttft, result.tpot
+        ok = float(((ttft <= self.ttft_slo) & (tpot <= self.tpot_slo)).mean()) >= self.target
+        self.levels[rate] = _level(ttft, tpot, self.ttft_slo, self.tpot_slo, self.allowed) if ok else None
+        if ok:
+            self.results[rate] = result
+        return ok
+
+    def _certain_misses(self, inst, arr) -> int:
+        """Requests that have missed an SLO by ``inst.now``, whatever the later steps do: a first
+        token or a finish still to come lands at ``inst.now`` or later."""
+        now = inst.now
+        first, fin = np.array(inst.first), np.array(inst.fin)
+        start = np.where(np.isnan(first), now, first)
+        miss = start - arr > self.ttft_slo
+        if self.output_len > 1:
+            end = np.where(np.isnan(fin), now, fin)
+            miss |= (end - first) / (self.output_len - 1) > self.tpot_slo
+        return int(np.count_nonzero(miss))
+
+
+class LoadRuns:
+    """``rate -> passes`` for a load function ``rate -> Workload``: each run is whole (the workload
+    decides its arrivals), with ``levels`` and ``results`` of the passing ones as ``Runs`` keeps them,
+    so a load function and fixed lengths take the same search steps."""
+
+    def __init__(self, setup, load, ttft_slo, tpot_slo, target):
+        self.setup, self.load, self.ttft_slo, self.tpot_slo, self.target = setup, load, ttft_slo, tpot_slo, target
+        self.levels: dict[float, float | None] = {}
+        self.results: dict[float, object] = {}
+        self.runs = self.cut_short = 0
+
+    def __call__(self, rate: float) -> bool:
+        from sim.workload import run
+
+        self.runs += 1
+        result = run(self.setup, self.load(rate))
+        meets = meets_slos(result, self.ttft_slo, self.tpot_slo)
+        ok = float(meets.mean()) >= self.target
+        n = len(meets)
+        allowed = max((m for m in range(n + 1) if (n - m) / n >= self.target), default=-1)
+        self.levels[rate] = _level(result.ttft, result.tpot, self.ttft_slo, self.tpot_slo, allowed) if ok else None
+        if ok:
+            self.results[rate] = result
+        return ok
+
+
+def _level(ttft, tpot, ttft_slo, tpot_slo, allowed) -> float:
+    """The SLO ratio of the request at the target's rank (see ``Runs``)."""
+    n = len(ttft)
+    if allowed >= n:
+        return 0.0
+    ratio = np.sort(np.maximum(np.asarray(ttft) / ttft_slo, np.asarray(tpot) / tpot_slo))
+    return float(ratio[n - allowed - 1])
+
+
+@lru_cache(maxsize=32)
+def _unit_gaps(seed: int, n: int) -> tuple:
+    """The terms ``-log(1 - random())`` that ``random.Random(seed).expovariate(rate)`` divides by
+    ``rate`` (CPython's expovariate), in order."""
+    draw = random.Random(seed).random
+    return tuple(-math.log(1.0 - draw()) for _ in range(n))
 
 
 def _lengths(load) -> tuple[int, int]:
@@ -166,19 +301,71 @@ def _bisect(ok, lo: float, hi: float, iterations: int) -> float:
 
 
 def _search(ok, guess: float, rel_tol: float) -> float:
+    """The largest rate r with ok(r), to within ``rel_tol`` of it: a bracket low < high with ok(low)
+    and not ok(high), narrowed until high - low <= rel_tol x low; returns low.
+
+    The bracket starts at ``guess`` (the analytic ceiling, ``throughput_bound``): ``high`` = guess
+    (doubled while it passes: a short run can outlast a queue that would grow), ``low`` = guess / 2
+    (quartered while it fails; 0.0 below a millionth of the guess). Inside it each next rate is
+    interpolated on the runs' SLO ``level`` (``Runs.levels``; 1 / level linear in the rate, as a
+    queue's tail wait grows like 1 / (capacity - rate); where it crosses 1), aimed a little past the crossing on the side the bracket has not moved from, so
+    both ends close in; a plain bisection step is taken when a level is missing (a run cut short,
+    or a load function) or an interpolation would barely shrink the bracket. Any bracket the rule
+    keeps ends within ``rel_tol`` of the same answer as the halving search, with fewer runs."""
     if isinstance(rel_tol, bool) or not isinstance(rel_tol, (int, float)) or not 0 < rel_tol < 1:
         raise ValueError(f"rel_tol must be in (0, 1), got {rel_tol!r}")
-    low, high = guess / 2, guess * 2
-    while not ok(low):
-        high, low = low, low / 4
-        if low < guess * 1e-6:
-            return 0.0
-    while ok(high):
-        low, high = high, high * 2
-        if high > guess * 1e6:
-            raise BracketError(f"the SLOs are met at every rate tried up to {low:.4g} req/s (a million "
-                               "times the roofline bound): they do not constrain this instance")
+    levels = getattr(ok, "levels", {})
+    high = guess
+    if ok(high):
+        low = high
+        high = high * 2
+        while ok(high):
+            low, high = high, high * 2
+            if high > guess * 1e6:
+                raise BracketError(f"the SLOs are met at every rate tried up to {low:.4g} req/s (a million "
+                                   "times the roofline bound): they do not constrain this instance")
+    else:
+        low = guess / 2
+        while not ok(low):
+            high, low = low, low / 4
+            if low < guess * 1e-6:
+                return 0.0
+    moved = None                                   # which end the last step moved
+    slow = 0                                       # interpolated steps in a row that did not halve it
     while high - low > rel_tol * low:
-        mid = (low + high) / 2
-        low, high = (mid, high) if ok(mid) else (low, mid)
+        width = high - low
+        rate = _interpolate(levels, low, high, guess)
+        if rate is None or not low < rate < high or slow >= 2:
+            rate, slow = (low + high) / 2, 0           # bisect
+        else:
+            nudge = 0.5 * rel_tol * low            # aim past the crossing, away from the end that moved
+            rate = rate - nudge if moved == "high" else rate + nudge if moved == "low" else rate
+            margin = min(0.45 * width, 0.4 * rel_tol * low)
+            rate = min(max(rate, low + margin), high - margin)
+        if ok(rate):
+            low, moved = rate, "low"
+        else:
+            high, moved = rate, "high"
+        slow = slow + 1 if high - low > width / 2 else 0
     return low
+
+
+def _interpolate(levels: dict, low: float, high: float, ceiling: float) -> float | None:
+    """Where 1 / level crosses 1, on the line through two runs' levels: the nearest known level on
+    each side of the crossing, else the two highest passing ones (extrapolated), else the one
+    passing level and the ceiling (where 1 / level would reach 0). None without a passing level."""
+    below = sorted((r, lv) for r, lv in levels.items() if lv is not None and 0 < lv <= 1 and r <= low)
+    above = sorted((r, lv) for r, lv in levels.items() if lv is not None and lv > 1 and r >= high)
+    if below and above:
+        (r0, l0), (r1, l1) = below[-1], above[0]
+    elif len(below) >= 2:
+        (r0, l0), (r1, l1) = below[-2], below[-1]
+    elif below and below[-1][0] < ceiling:
+        r0, l0 = below[-1]
+        return ceiling - (ceiling - r0) * l0
+    else:
+        return None
+    y0, y1 = 1 / l0, 1 / l1          # near saturation the tail wait grows like 1 / (capacity - rate)
+    if r1 == r0 or y1 == y0:
+        return None
+    return r0 + (1 - y0) * (r1 - r0) / (y1 - y0)

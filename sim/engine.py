@@ -232,21 +232,7 @@ class Instance:
                     limit = arr[visible] if admitted == visible and visible < known else math.inf
                     if until < limit:
                         limit = until                  # a driver may submit at `until`: stop there
-                    if quiet >= VECTOR_MIN_STEPS:
-                        t, c, k = _quiet_run_vectorized(setup, now, context, decoders, quiet, limit)
-                    else:
-                        # Setup.step_time(decoders, c) written out (same operations, same order): a
-                        # call and a builtin max() per step would cost more than the step itself.
-                        compute, comm_d = two_p * decoders / flops, comm * decoders
-                        t, c, k = now, context, 0
-                        while k < quiet:
-                            kv = kv_bytes * c / kv_ratio
-                            memory = (w_bytes + kv * keep) / bw
-                            t += (memory if memory > compute else compute) + kv * serial / bw + overhead + comm_d
-                            c += decoders
-                            k += 1
-                            if limit <= t:
-                                break
+                    t, c, k = quiet_run(setup, now, context, decoders, quiet, limit)
                     log_start.append(now); log_tokens.append(decoders); log_ctx0.append(context)
                     log_grow.append(decoders); log_dec.append(decoders); log_count.append(k); log_pairs.append(0)
                     now, context, step = t, c, step + k
@@ -342,6 +328,43 @@ class Instance:
                          step_runs=lambda: _expand_steps(setup, *runs))
 
 
+def quiet_run(setup: Setup, now: float, context: int, decoders: int, quiet: int, limit: float):
+    """Advance a quiet run: up to ``quiet`` steps of ``decoders`` tokens each, step j over a context
+    of ``context + decoders * j``, stopping after the first step that ends at or past ``limit``.
+    Returns (time, context, steps). All of the quiet-run arithmetic lives here: the compiled loop
+    (``sim._compiled``, numba) when it is available, else the plain loop for short runs and numpy
+    for long ones. All three do the same float operations in the same order, so the times are
+    bit-for-bit equal (tests/test_engine_vs_reference.py runs every path)."""
+    compute = 2 * setup.params * decoders / (setup.peak_flops * setup.mfu)
+    kv_bytes, kv_ratio, w_bytes = setup.kv_bytes_per_token, setup.kv_bandwidth_ratio, setup.weight_bytes
+    serial, bw = setup.kv_serial, setup.bandwidth
+    overhead, comm_d = setup.step_overhead, setup.comm_s_per_token * decoders
+    if _compiled_loop is not None:
+        return _compiled_loop(now, context, decoders, quiet, limit, compute, comm_d, kv_bytes, kv_ratio,
+                              w_bytes, 1 - serial, serial, bw, overhead)
+    if quiet >= VECTOR_MIN_STEPS:
+        return _quiet_run_vectorized(setup, now, context, decoders, quiet, limit)
+    return _quiet_loop(now, context, decoders, quiet, limit, compute, comm_d, kv_bytes, kv_ratio,
+                       w_bytes, 1 - serial, serial, bw, overhead)
+
+
+def _quiet_loop(now, context, decoders, quiet, limit, compute, comm_d, kv_bytes, kv_ratio, w_bytes,
+                keep, serial, bw, overhead):
+    """``Setup.step_time(decoders, c)`` written out (same operations, same order), step by step: a
+    call and a builtin max() per step would cost more than the step itself. ``sim._compiled``
+    compiles this very function."""
+    t, c, k = now, context, 0
+    while k < quiet:
+        kv = kv_bytes * c / kv_ratio
+        memory = (w_bytes + kv * keep) / bw
+        t += (memory if memory > compute else compute) + kv * serial / bw + overhead + comm_d
+        c += decoders
+        k += 1
+        if limit <= t:
+            break
+    return t, c, k
+
+
 def _quiet_run_vectorized(setup: Setup, now, context, decoders, quiet, limit):
     """The tight loop's result for a long quiet run, in numpy with the same float operations.
 
@@ -360,6 +383,27 @@ def _quiet_run_vectorized(setup: Setup, now, context, decoders, quiet, limit):
     if limit != math.inf:
         k = min(steps, int(np.searchsorted(ends, limit, side="left")) + 1)
     return float(ends[k - 1]), context + decoders * k, k
+
+
+
+def use_compiled(enabled: bool) -> bool:
+    """Turn the compiled quiet-run loop on (the default when numba is installed) or off (the plain
+    Python path); returns whether it is on. Tests run the engine both ways."""
+    global _compiled_loop
+    _compiled_loop = None
+    if enabled:
+        from sim import _compiled
+        _compiled_loop = _compiled.quiet_loop()
+    return _compiled_loop is not None
+
+
+def compiled() -> bool:
+    """Whether the quiet-run loop runs compiled."""
+    return _compiled_loop is not None
+
+
+_compiled_loop = None
+use_compiled(True)
 
 
 def _expand_steps(setup: Setup, start, tokens, ctx0, grow, dec, count, pairs) -> StepLog:

@@ -17,7 +17,8 @@ from dataclasses import dataclass
 from sim import presets
 from sim.capacity import BracketError
 from sim.executors import map_jobs
-from sim.planning import plan
+from sim.capacity import POISSON_REQUESTS
+from sim.planning import PLAN_REL_TOL, plan
 
 # On-demand cloud prices per GPU-hour, USD: rough public list prices in 2024-25 (assumptions for
 # ranking, not quotes; pass gpu_hour_usd={...} with your own). H100 at the chapter's $2.5.
@@ -59,12 +60,13 @@ def options(grid: dict | None = None) -> list[dict]:
 
 def sweep(model: str, qps: float, input_len: int, output_len: int, ttft_slo: float, tpot_slo: float, *,
           grid: dict | None = None, gpu_hour_usd: dict | None = None, headroom: float = 1.3,
-          num_requests: int = 600, rel_tol: float = 0.01, executor: str = "local",
+          num_requests: int = POISSON_REQUESTS, rel_tol: float = PLAN_REL_TOL, executor: str = "local",
           workers: int | None = None, address: str | None = None, progress=None) -> list[Option]:
     """Plan every option of ``grid`` for ``model``; return them cheapest first (infeasible last).
 
-    The rate search uses ``num_requests`` requests and ``rel_tol`` (coarser than ``plan``'s
-    defaults, to sweep hundreds of options in seconds; re-plan the winner with ``sim.plan``).
+    The rate search is ``plan``'s, with its defaults (``num_requests`` 1500, ``rel_tol`` 0.1%), so a
+    row's figures are those ``sim.plan``, ``python -m sim plan`` and the chapter panels give for the
+    same option (tests/test_sweep.py checks it).
     ``progress(done, total)`` is called after each option. ``executor``: "local" (default),
     ``workers`` processes (default: the CPU count; 1 runs in this process), or "ray", on the Ray
     cluster at ``address`` (default: a local Ray runtime, or this process's Ray connection).

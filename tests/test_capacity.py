@@ -64,3 +64,95 @@ def test_meets_slo_checks_the_rate():
 
 def test_errors_are_value_errors():
     assert issubclass(capacity.BracketError, ValueError) and issubclass(capacity.InfeasibleError, ValueError)
+
+
+# --- The fast search against the plain one ---------------------------------------------------
+
+from hypothesis import HealthCheck, given, settings                    # noqa: E402
+from hypothesis import strategies as st                                # noqa: E402
+
+from sim import simulate                                                # noqa: E402
+from sim.metrics import meets_slos                                      # noqa: E402
+from sim.simulate import poisson_arrivals                               # noqa: E402
+
+
+def plain_ok(setup, load, ttft, tpot, n, seed=0, target=0.99):
+    """The predicate as it was: a whole run, judged at its end."""
+    return lambda rate: float(meets_slos(simulate(setup, rate, n, *load, seed), ttft, tpot).mean()) >= target
+
+
+def halving_search(ok, guess, rel_tol):
+    """The search before the fast one: guess / 2 and 2 x guess, then plain halvings."""
+    low, high = guess / 2, guess * 2
+    while not ok(low):
+        high, low = low, low / 4
+        if low < guess * 1e-6:
+            return 0.0
+    while ok(high):
+        low, high = high, high * 2
+        if high > guess * 1e6:
+            raise capacity.BracketError("the SLOs do not constrain this instance")
+    while high - low > rel_tol * low:
+        mid = (low + high) / 2
+        low, high = (mid, high) if ok(mid) else (low, mid)
+    return low
+
+
+@st.composite
+def small_setups(draw):
+    return Setup(params=draw(st.floats(3e8, 3e10)), weight_bytes=draw(st.floats(1e8, 6e10)),
+                 kv_bytes_per_token=draw(st.sampled_from([1e4, 1e5, 3e5])),
+                 kv_capacity_tokens=draw(st.integers(20_000, 400_000)), peak_flops=draw(st.floats(1e14, 2e15)),
+                 bandwidth=draw(st.floats(5e11, 5e12)), mfu=draw(st.floats(0.2, 0.8)),
+                 step_overhead=draw(st.sampled_from([2e-4, 1e-3, 3e-3])),
+                 max_num_batched_tokens=draw(st.sampled_from([512, 2048, 8192])),
+                 max_num_seqs=draw(st.sampled_from([8, 64, 256])),
+                 kv_serial=draw(st.sampled_from([0.0, 1.0])))
+
+
+@settings(max_examples=30, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+@given(setup=small_setups(), inp=st.sampled_from([64, 500, 2000]), out=st.sampled_from([8, 100, 400]),
+       ttft=st.sampled_from([0.5, 2.0]), tpot=st.sampled_from([0.03, 0.1]))
+def test_fast_search_gives_the_halving_searchs_answer_within_its_tolerance(setup, inp, out, ttft, tpot):
+    """Both searches end on an edge of the passing rates: where ok(rate) is monotone they agree within
+    rel_tol. A short run's verdict is not always monotone in the rate (300 requests are a small
+    sample), and then each may stop at a different edge; the test then checks that they are edges:
+    the fast answer passes and a rate less than rel_tol above it, between the two answers, fails."""
+    tol, n = 0.01, 300
+    plain_pred = plain_ok(setup, (inp, out), ttft, tpot, n)
+    try:
+        fast, runs = capacity.search(setup, inp, out, ttft, tpot, num_requests=n, rel_tol=tol)
+    except capacity.BracketError:
+        with pytest.raises(capacity.BracketError):
+            halving_search(plain_pred, capacity.throughput_bound(setup, inp, out), tol)
+        return
+    plain = halving_search(plain_pred, capacity.throughput_bound(setup, inp, out), tol)
+    assert (fast == 0) == (plain == 0)
+    if abs(fast - plain) <= tol * max(fast, plain):
+        return
+    assert plain_pred(fast) and plain_pred(plain)
+    above = min(r for r in runs.levels if r > fast and r not in runs.results)
+    assert above <= fast * (1 + tol) and not plain_pred(above)
+    if fast < plain:                                   # passes at fast and plain, fails between
+        assert above < plain
+
+
+@settings(max_examples=40, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+@given(setup=small_setups(), inp=st.sampled_from([64, 500, 2000]), out=st.sampled_from([1, 8, 100, 400]),
+       ttft=st.sampled_from([0.5, 2.0]), tpot=st.sampled_from([0.03, 0.1]), load=st.floats(0.2, 3.0),
+       seed=st.integers(0, 50), target=st.sampled_from([0.9, 0.99, 1.0]))
+def test_a_run_cut_short_is_judged_as_the_whole_run(setup, inp, out, ttft, tpot, load, seed, target):
+    n = 200
+    rate = load * capacity.throughput_bound(setup, inp, out)
+    runs = capacity._predicate(setup, (inp, out), ttft, tpot, target, n, seed)
+    assert runs.arrivals(rate) == poisson_arrivals(rate, n, seed)          # bit for bit
+    assert runs(rate) == plain_ok(setup, (inp, out), ttft, tpot, n, seed, target)(rate)
+
+
+def test_runs_far_over_capacity_stop_early_and_the_chapter_search_is_cheaper():
+    from course.panel import chapter_setup
+    runs = capacity._predicate(chapter_setup(), (2000, 500), 2.0, 0.05, 0.99, None, None)
+    assert not runs(40.0) and runs.cut_short == 1
+    rate, runs = capacity.search(chapter_setup(), 2000, 500, 2.0, 0.05, rel_tol=1e-3)
+    assert f"{rate:.1f}" == "16.8" and runs.runs <= 10 and rate in runs.results
+    assert max_rate(chapter_setup(), (2000, 500), 2.0, 0.05, method="bisect") == 16.75830078125

@@ -1,18 +1,32 @@
 """The fast engine against the plain loop (tests/reference.py) on random setups and workloads.
 
 The engine does the same float operations in the same order as the plain loop, so per-request
-times must be equal bit for bit, not merely close.
+times must be equal bit for bit, not merely close. Every test runs twice: with the quiet-run loop
+compiled (numba, when installed) and on the pure-Python path (plain loop and numpy).
 """
 
 import numpy as np
+import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from reference import poisson_arrivals, reference_run
 from sim import Setup, simulate
+from sim import engine
 from sim.engine import VECTOR_MIN_STEPS, run_requests
 
 PROFILE = settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+@pytest.fixture(scope="module", autouse=True, params=["compiled", "python"])
+def engine_path(request):
+    """Run the module's tests on each path of the quiet-run loop."""
+    if request.param == "compiled" and not engine.use_compiled(True):
+        pytest.skip("numba is not installed: the compiled path is off")
+    if request.param == "python":
+        engine.use_compiled(False)
+    yield request.param
+    engine.use_compiled(True)
 
 
 @st.composite
@@ -29,6 +43,11 @@ def setups(draw, max_len):
         step_overhead=draw(st.sampled_from([0.0, 1e-4, 1.5e-3])),
         max_num_batched_tokens=budget,
         max_num_seqs=draw(st.integers(1, 12)),
+        # the calibrated step model's terms (0 / 1 in the handbook's rule)
+        comm_s_per_token=draw(st.sampled_from([0.0, 0.0, 3.7e-7])),
+        kv_serial=draw(st.sampled_from([0.0, 0.0, 0.3, 1.0])),
+        kv_bandwidth_ratio=draw(st.sampled_from([1.0, 1.0, 0.61])),
+        attn_flops_per_pair=draw(st.sampled_from([0.0, 0.0, 5.2e6])),
     )
 
 

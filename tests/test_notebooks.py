@@ -62,11 +62,10 @@ def test_widget_state_is_saved_for_every_widget_shown(name):
     state = nb.metadata["widgets"][WIDGET_STATE]["state"]
     for model_id in views:
         assert model_id in state, f"{name}: no saved state for widget {model_id}"
-    images = [m for m in state.values() if m["model_name"] == "ImageModel"]
-    for m in images:                                    # binary values are saved as base64 buffers
-        assert any(b["path"] == ["value"] and b["data"].startswith("iVBORw0KGgo") for b in m.get("buffers", [])), \
-            "the panel's plot was not saved"
-    assert images
+    charts = [m for m in state.values() if m["model_name"] == "HTMLModel"
+              and m["state"].get("value", "").startswith("<svg")]
+    assert charts, "the panel's chart (SVG in an HTML widget) was not saved"
+    assert all("</svg>" in m["state"]["value"] for m in charts)
 
 
 @pytest.mark.parametrize("name", CHAPTERS)
@@ -92,6 +91,14 @@ def test_prose_is_chinese(name):
     md = "".join(c.source for c in load(name).cells if c.cell_type == "markdown")
     han = sum("\u4e00" <= ch <= "\u9fff" for ch in md)
     assert han > 1500, f"{name}: only {han} Chinese characters of prose"
+
+
+@pytest.mark.parametrize("name", CHAPTERS)
+def test_each_panel_says_the_sliders_come_alive_once_the_cell_runs(name):
+    cells = load(name).cells
+    for i, cell in enumerate(cells):
+        if cell.cell_type == "code" and "panel()" in cell.source:
+            assert cells[i - 1].cell_type == "markdown" and "运行下面这个单元之后才会响应" in cells[i - 1].source
 
 
 def test_notebooks_are_valid_json_with_python3_kernel():

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from course import explain, panel, plots
-from sim import Setup, plan, simulate
+from sim import Setup, plan, presets, simulate
 
 
 def test_chapter_setup_is_the_chapters_instance():
@@ -55,16 +55,48 @@ def test_infeasible_position_says_why():
     assert "无解" in html and "—" in html
 
 
-def test_table_covers_every_slider_position_and_is_trusted():
-    table = panel._table()
-    keys = {(i, o, m) for i in panel.INPUT_OPTIONS for o in panel.OUTPUT_OPTIONS for m in panel.mfu_options()}
-    assert set(table) == keys, "rebuild with: python -m course.panel --build-table"
+def test_the_panels_instance_for_the_chapters_choice_is_the_chapters_setup():
+    assert panel.instance_setup(panel.CHAPTER, 0.4) == panel.chapter_setup()
+    other = panel.instance_setup(panel.Hardware(gpu="h200"), 0.4)
+    assert other == presets.instance("llama-3-70b", "h200", tp=8, weight_dtype="fp8", kv_dtype="fp8", mfu=0.4,
+                                     step_overhead=1.5e-3, bandwidth_util=1.0)
 
 
-@pytest.mark.parametrize("key", [(2000, 500, 0.4), (128, 16, 0.8), (1024, 64, 0.25), (32768, 4096, 0.1)])
-def test_table_rows_equal_live_computation(key):
-    row = panel._table()[key]
-    assert row == tuple(panel.compute_instance(*key).__dict__.values())
+@pytest.mark.parametrize("hw, qps, inp, out, ttft, tpot", [
+    (panel.Hardware("llama-3-8b", "h100-sxm", 1, "bf16", "bf16"), 50, 1024, 256, 1.0, 0.03),
+    (panel.Hardware("llama-3-70b", "h200", 4, "fp8", "fp8"), 200, 2000, 500, 2.0, 0.05),
+])
+def test_other_instances_give_sim_plans_figures(hw, qps, inp, out, ttft, tpot):
+    d = panel.design(qps, inp, out, 0.4, 2.5, hw, ttft, tpot)
+    p = plan(qps, panel.instance_setup(hw, 0.4), inp, out, ttft, tpot, gpus_per_instance=hw.tp, headroom=1.3,
+             gpu_hour_usd=2.5)
+    assert d.feasible and d.rate_per_instance == p.rate_per_instance
+    assert (d.instances, d.gpus, d.bound) == (p.instances, p.gpus, p.bound)
+    assert (d.low_load_ttft_s, d.low_load_tpot_s) == (p.low_load_ttft_s, p.low_load_tpot_s)
+
+
+@pytest.mark.parametrize("hw, words", [
+    (panel.Hardware("llama-3.1-405b", "h100-sxm", 1, "bf16", "bf16"), "does not fit"),
+    (panel.Hardware("llama-3-70b", "a100-80gb", 8, "fp8", "fp8"), "FP8"),
+])
+def test_impossible_combinations_show_the_reason_instead_of_raising(hw, words):
+    d = panel.design(hw=hw)
+    assert not d.feasible and d.bound == "infeasible" and words in d.reason and "无法部署" in d.reason
+    assert words in panel.design_html(d)
+    assert panel.latency_curve(2000, 500, 0.4, hw) is None
+
+
+def test_a_request_larger_than_the_kv_cache_says_so():
+    d = panel.design(200, 8192, 1024, 0.4, 2.5, panel.Hardware("llama-3-70b", "h100-sxm", 1, "fp8", "fp8"))
+    assert not d.feasible and "KV Cache 只有 8,827 token" in d.reason
+
+
+def test_what_changed_names_the_rate_the_bound_and_the_ceiling():
+    before, after = panel.design(), panel.design(200, 2000, 500, 0.5)
+    line = panel.what_changed(before, after, "mfu")
+    assert line.startswith("MFU") and "16.8 →" in line and "算力上限 17.9 → 22.4" in line and "GPU 128 →" in line
+    assert "无解" in panel.what_changed(before, panel.design(hw=panel.Hardware(gpu="a100-80gb")), "gpu")
+    assert "改变" in panel.what_changed(None, before) or "移动" in panel.what_changed(None, before)
 
 
 def test_mfu_options_are_the_sliders_steps():
@@ -76,7 +108,7 @@ def test_mfu_options_are_the_sliders_steps():
 
 @pytest.fixture(scope="module")
 def design_panel():
-    return panel.design_panel()
+    return panel.design_panel(background=False)
 
 
 def _curve_lines(p):
@@ -87,7 +119,7 @@ def test_panel_starts_at_the_chapters_answer(design_panel):
     p = design_panel
     assert p.design == panel.design()
     assert "16.8 req/s" in p.table.value and "12 / 16" in p.table.value and "$320" in p.table.value
-    assert p.image.value[:8] == b"\x89PNG\r\n\x1a\n"
+    assert p.chart.value.startswith("<svg") and "p99 TTFT" in p.chart.value
     x, _ = plots.line_data(p.figure, "chosen rate")
     assert x[0] == pytest.approx(p.design.rate_per_instance)
     (rates, ttft), _ = _curve_lines(p)
@@ -96,13 +128,14 @@ def test_panel_starts_at_the_chapters_answer(design_panel):
 
 def test_qps_slider_moves_instances_not_the_curve(design_panel):
     p = design_panel
-    before, curve, image = p.design, p.curve, p.image.value
+    before, curve, image = p.design, p.curve, p.chart.value
     p.sliders["qps"].value = 1000
     assert p.design.qps == 1000
     assert p.design.instances == math.ceil(1000 / before.rate_per_instance * 1.3) > before.instances
     assert p.design.usd_per_hour > before.usd_per_hour
     assert p.design.rate_per_instance == before.rate_per_instance
-    assert p.curve is curve and p.image.value == image          # nothing to redraw
+    assert p.curve is curve and p.chart.value == image          # nothing to redraw
+    assert "峰值 QPS" in p.changed.value and "GPU 128 →" in p.changed.value
     assert f"{p.design.instances_no_headroom} / {p.design.instances}" in p.table.value
     p.sliders["qps"].value = 200
     assert p.design == before
@@ -122,7 +155,7 @@ def test_price_slider_scales_cost(design_panel):
 @pytest.mark.parametrize("name, value", [("input_len", 4096), ("output_len", 256), ("mfu", 0.6)])
 def test_shape_and_mfu_sliders_move_rate_and_curve(design_panel, name, value):
     p = design_panel
-    before, (ttft_before, tpot_before), image = p.design, _curve_lines(p), p.image.value
+    before, (ttft_before, tpot_before), image = p.design, _curve_lines(p), p.chart.value
     default = p.sliders[name].value
     p.sliders[name].value = value
     try:
@@ -133,7 +166,7 @@ def test_shape_and_mfu_sliders_move_rate_and_curve(design_panel, name, value):
         assert not np.array_equal(tpot_after[1], tpot_before[1])
         x, _ = plots.line_data(p.figure, "chosen rate")
         assert x[0] == pytest.approx(p.design.rate_per_instance)
-        assert p.image.value != image
+        assert p.chart.value != image
         assert f"{explain.fmt_rate(p.design.rate_per_instance)} req/s" in p.table.value
     finally:
         p.sliders[name].value = default
@@ -149,19 +182,58 @@ def test_directions_make_sense():
 
 
 def test_slider_ranges_match_the_issue():
-    p = panel.design_panel()
+    p = panel.design_panel(background=False)
     s = p.sliders
     assert (s["qps"].options[0], s["qps"].options[-1]) == (10, 2000)
     assert (s["input_len"].options[0], s["input_len"].options[-1]) == (128, 32768)
     assert (s["output_len"].options[0], s["output_len"].options[-1]) == (16, 4096)
     assert (s["mfu"].min, s["mfu"].max) == (0.1, 0.8)
+    assert (s["ttft_slo"].value, s["tpot_slo"].value) == (2.0, 0.05)
     assert all(not w.continuous_update for w in s.values())
+    c = p.choices
+    assert (c["model"].value, c["gpu"].value, c["tp"].value, c["weight_dtype"].value, c["kv_dtype"].value) == \
+        ("llama-3-70b", "h100-sxm", 8, "fp8", "fp8")
+    assert set(c["model"].options) <= set(presets.MODELS) and set(c["gpu"].options) <= set(presets.GPUS)
+
+
+def test_choosing_another_instance_and_slo_moves_the_answer(design_panel):
+    p = design_panel
+    before = p.design
+    p.choices["gpu"].value = "h200"
+    assert p.design.hardware.gpu == "h200" and p.design.rate_per_instance != before.rate_per_instance
+    assert "H200" in p.table.value and "GPU" in p.changed.value
+    p.choices["gpu"].value = "a100-80gb"                         # no FP8: the reason, no exception
+    assert not p.design.feasible and "FP8" in p.table.value and p.chart.value == ""
+    p.choices["gpu"].value = "h100-sxm"
+    p.sliders["ttft_slo"].value = 0.25
+    assert p.design.ttft_slo == 0.25 and p.design.rate_per_instance < before.rate_per_instance
+    p.sliders["ttft_slo"].value = 2.0
+    assert p.design == before
+
+
+def test_a_newer_move_supersedes_an_older_one():
+    p = panel.design_panel(background=False)
+    gen = p._generation
+    p._generation += 1                                  # a newer move arrived before this one ran
+    p._run(gen, "mfu")
+    assert p.superseded == 1
+    calls = []
+    assert p.update("mfu", current=lambda: calls.append(1) and False) is False   # stops at its first check
+    assert p.busy.value == ""
+
+
+def test_background_updates_end_with_the_latest_move():
+    p = panel.design_panel(background=True)
+    p.sliders["mfu"].value = 0.45
+    p.sliders["mfu"].value = 0.5
+    p.wait()
+    assert p.design.mfu == 0.5 and p.busy.value == "" and "MFU" in p.changed.value
 
 
 # --- The chapter-01 rate panel ---------------------------------------------------------------
 
 def test_rate_panel_moves_the_distribution():
-    p = panel.rate_panel()
+    p = panel.rate_panel(background=False)
     low = p.dist
     x_low, _ = plots.line_data(p.figure, "TTFT CDF")
     p.slider.value = 18
@@ -171,8 +243,18 @@ def test_rate_panel_moves_the_distribution():
     assert high.stats["ttft_p99"] > low.stats["ttft_p99"] and high.stats["tpot_p99"] > low.stats["tpot_p99"]
     assert high.stats["slo_ok"] < low.stats["slo_ok"]
     assert not np.array_equal(x_low, x_high)
-    assert np.allclose(x_high, np.sort(high.ttft) * 1e3) and y_high[-1] == 1.0
+    assert np.isin(x_high, np.sort(high.ttft) * 1e3).all() and x_high[-1] == high.ttft.max() * 1e3
+    assert y_high[-1] == 1.0
     assert f"{high.stats['slo_ok']:.1%}" in p.table.value
+
+
+def test_rate_panel_takes_the_instance_choice():
+    p = panel.rate_panel(background=False)
+    p.choices["model"].value = "llama-3-8b"
+    assert p.hardware.model == "llama-3-8b" and p.slider.options != panel.RATE_OPTIONS
+    assert p.dist.rate == p.slider.value and "Llama" in p.chart.value
+    p.choices["model"].value = "llama-3.1-405b"                 # does not fit in 8 x H100 at FP8? then says so
+    assert p.dist is not None or "无法部署" in p.table.value
 
 
 def test_distribution_stats_match_summarize():

@@ -67,3 +67,29 @@ def test_ray_missing_says_how_to_install_it(monkeypatch, capsys):
     assert main(CLI + ["--executor", "ray"]) == 2
     err = capsys.readouterr().err
     assert "needs Ray" in err and "pip install" in err
+
+
+def test_sweep_plan_cli_and_panel_give_the_same_figures_for_one_option(capsys):
+    """One answer per question: the same option through sweep, plan, `python -m sim plan` and the
+    chapter-02 panel gives the same rate, GPUs, cost and bound (they share one search)."""
+    from course import panel
+    from sim import plan, presets
+
+    factors = dict(mfu=0.4, step_overhead=1.5e-3, bandwidth_util=1.0)
+    grid = {"gpu": ["h200"], "tp": [8], "weight_dtype": ["fp8"], "kv_dtype": ["fp8"],
+            **{k: [v] for k, v in factors.items()}}
+    (row,) = sweep("llama-3-70b", 200, 2000, 500, 2.0, 0.05, grid=grid, workers=1, gpu_hour_usd={"h200": 2.5})
+    setup = presets.instance("llama-3-70b", "h200", tp=8, weight_dtype="fp8", kv_dtype="fp8", **factors)
+    p = plan(200, setup, 2000, 500, 2.0, 0.05, gpus_per_instance=8, gpu_hour_usd=2.5)
+    assert main(["plan", "--model", "llama-3-70b", "--gpu", "h200", "--tp", "8", "--dtype", "fp8",
+                 "--kv-dtype", "fp8", "--mfu", "0.4", "--step-overhead", "1.5e-3", "--bandwidth-util", "1.0",
+                 "--gpu-hour-usd", "2.5", "--qps", "200", "--input", "2000", "--output", "500",
+                 "--ttft", "2", "--tpot", "0.05", "--json"]) == 0
+    cli = json.loads(capsys.readouterr().out)
+    d = panel.design(200, 2000, 500, 0.4, 2.5, panel.Hardware("llama-3-70b", "h200", 8, "fp8", "fp8"))
+    figures = {(r, g, c, b) for r, g, c, b in [
+        (row.rate_per_instance, row.gpus, row.usd_per_hour, row.bound),
+        (p.rate_per_instance, p.gpus, p.usd_per_hour, p.bound),
+        (cli["rate_per_instance"], cli["gpus"], cli["usd_per_hour"], cli["bound"]),
+        (d.rate_per_instance, d.gpus, d.usd_per_hour, d.bound)]}
+    assert len(figures) == 1, figures
