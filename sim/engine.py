@@ -34,6 +34,7 @@ from typing import Sequence
 import numpy as np
 
 from sim.result import SimResult, StepLog
+from sim.kv.paged import BlockManager
 from sim.setup import Setup, attention_pairs
 
 VECTOR_MIN_STEPS = 128       # quiet runs at least this long are advanced with numpy (measured crossover)
@@ -128,11 +129,33 @@ class Instance:
         self.log_start = array("d")
         (self.log_tokens, self.log_ctx0, self.log_grow, self.log_dec, self.log_count,
          self.log_pairs) = (array("q") for _ in range(6))
+        # Features (sim/kv, sim/speculative), all off by default. Event steps may add seconds beyond
+        # the roofline (read-back, swap, drafts) and carry flags; both are logged sparsely by index.
+        self.prefix: list = []            # per request: prefix identity (sim/kv/prefix_cache.py) or None
+        self.kvm = BlockManager(setup) if setup.kv is not None else None
+        self.spec = setup.speculative
+        self.win, self.wout = self.inp, self.out   # the current attempt's prompt and outputs
+        if self.kvm is not None:                   # (a recomputed request prefills its output too)
+            self.win, self.wout = [], []
+        self.requeued: deque[int] = deque()        # preempted, back at the queue's head
+        self.fstep: dict[int, int] = {}            # paged: decoder -> step at whose end it finishes
+        self.dec_order: dict[int, None] = {}       # paged: decoders in admission order
+        self.swapped: dict[int, tuple] = {}        # swap: request -> (KV tokens, generated, prompt done)
+        self.spec_growth: dict[int, int] = {}      # speculative: step -> tokens its decoders emit
+        self.stats: dict[str, list] = {}           # per-request feature counters (see result())
+        if self.kvm is not None:
+            self.stats.update(preemptions=[], cached_tokens=[], host_tokens=[], prompt_tokens=[])
+        if self.spec is not None:
+            self.stats.update(spec_steps=[])
+        self.log_extra: dict[int, float] = {}
+        self.log_flags: dict[int, int] = {}
 
     # --- taking requests ---------------------------------------------------------------------
 
-    def submit(self, arrival: float, input_len: int, output_len: int, *, prefilled: bool = False) -> int:
-        """Queue a request arriving at ``arrival``; returns its local id (submission order)."""
+    def submit(self, arrival: float, input_len: int, output_len: int, *, prefilled: bool = False,
+               prefix=None) -> int:
+        """Queue a request arriving at ``arrival``; returns its local id (submission order).
+        ``prefix``: its prefix identity for a prefix cache (``sim.kv.prefix_cache``)."""
         if self.arr and arrival < self.arr[-1]:
             raise ValueError(f"arrival must be nondecreasing per instance: {arrival!r} after {self.arr[-1]!r}")
         if prefilled:
@@ -146,9 +169,12 @@ class Instance:
         self.pre.append(1 if prefilled else 0)
         self.first.append(math.nan)
         self.fin.append(math.nan)
+        self.prefix.append(prefix)
+        self._grow_features(1, [input_len], [output_len])
         return len(self.arr) - 1
 
-    def submit_many(self, arrival: list[float], input_len: list[int], output_len: list[int]) -> None:
+    def submit_many(self, arrival: list[float], input_len: list[int], output_len: list[int],
+                    prefix=None) -> None:
         """``submit`` for many requests at once (not prefilled; arrivals nondecreasing)."""
         n = len(arrival)
         self.arr.extend(arrival)
@@ -157,13 +183,22 @@ class Instance:
         self.pre.extend([0] * n)
         self.first.extend(array("d", [math.nan]) * n)
         self.fin.extend(array("d", [math.nan]) * n)
+        self.prefix.extend(prefix if prefix is not None else [None] * n)
+        self._grow_features(n, input_len, output_len)
+
+    def _grow_features(self, n, input_len, output_len) -> None:
+        if self.win is not self.inp:
+            self.win.extend(input_len)
+            self.wout.extend(output_len)
+        for values in self.stats.values():
+            values.extend([0] * n)
 
     # --- state, as a gateway sees it at time t ------------------------------------------------
 
     def next_time(self) -> float:
         """When the next step starts: now if work is waiting or running, the next submitted
         arrival if idle, inf if nothing is left."""
-        if self.running or self.admitted < self.visible:
+        if self.running or self.admitted < self.visible or self.requeued:
             return self.now
         if self.visible < len(self.arr):
             return max(self.now, self.arr[self.visible])
@@ -178,10 +213,16 @@ class Instance:
 
     def queue_len(self) -> int:
         """Requests submitted but not yet admitted."""
-        return len(self.arr) - self.admitted
+        return len(self.arr) - self.admitted + len(self.requeued)
 
     def free_kv_tokens(self, t: float) -> int:
+        if self.kvm is not None:               # free blocks now (cached ones count as free)
+            return self.kvm.free_blocks() * self.kvm.B
         return self.setup.kv_capacity_tokens - self.kv_used - (self.last_kv if self.now > t else 0)
+
+    def cached_prefix_tokens(self, prefix, input_len: int) -> int:
+        """Prompt tokens a prefix lookup would find on this instance now (0 without a prefix cache)."""
+        return self.kvm.cached_prefix_tokens(prefix, input_len) if self.kvm is not None else 0
 
     def unfinished_at(self, t: float) -> list[int]:
         """Local ids of requests not finished by time t (lost if the instance fails at t)."""
@@ -201,6 +242,12 @@ class Instance:
         last_done, last_kv = self.last_done, self.last_kv
         any_pre, on_finish = self.any_prefilled, self.on_finish
         known = len(arr)
+        # features (all None / empty by default: the handbook's rule)
+        kvm, spec, prefix = self.kvm, self.spec, self.prefix
+        win, wout, requeued = self.win, self.wout, self.requeued
+        fstep, dec_order, swapped, spec_growth = self.fstep, self.dec_order, self.swapped, self.spec_growth
+        k1 = spec.k + 1 if spec is not None else 1          # tokens a decoder computes per step
+        stats = self.stats
 
         budget_max, max_seqs, kv_cap = setup.max_num_batched_tokens, setup.max_num_seqs, setup.kv_capacity_tokens
         two_p, flops = 2 * setup.params, setup.peak_flops * setup.mfu
@@ -215,7 +262,7 @@ class Instance:
         while True:
             while visible < known and arr[visible] <= now:
                 visible += 1
-            if running == 0 and admitted == visible:
+            if running == 0 and admitted == visible and not requeued:
                 if visible < known and arr[visible] < until:
                     now = arr[visible]
                     continue
@@ -223,11 +270,17 @@ class Instance:
             if now >= until:
                 break
 
+            if kvm is not None:                        # drop finish entries of preempted decoders
+                while finishes and fstep.get(finishes[0][1]) != finishes[0][0]:
+                    heapq.heappop(finishes)
             # A quiet run: only decoders run and no admission can happen before the next finish.
-            if not prefill and decoders and (
-                    admitted == visible or decoders >= budget_max or running >= max_seqs
-                    or kv_used + inp[admitted] + out[admitted] > kv_cap):
+            if not prefill and decoders and spec is None and (
+                    (admitted == visible and not requeued) or decoders >= budget_max or running >= max_seqs
+                    or (kv_used + inp[admitted] + out[admitted] > kv_cap if kvm is None
+                        else not self._head_fits(requeued[0] if requeued else admitted))):
                 quiet = finishes[0][0] - step          # steps before the next finishing step
+                if kvm is not None:
+                    quiet = kvm.fit_steps(step, quiet)  # ... and before the blocks run out
                 if quiet > 0:
                     limit = arr[visible] if admitted == visible and visible < known else math.inf
                     if until < limit:
@@ -249,13 +302,47 @@ class Instance:
                                 break
                     log_start.append(now); log_tokens.append(decoders); log_ctx0.append(context)
                     log_grow.append(decoders); log_dec.append(decoders); log_count.append(k); log_pairs.append(0)
+                    if kvm is not None:
+                        kvm.grow(step, k)
                     now, context, step = t, c, step + k
                     last_done = last_kv = 0
                     continue
 
             # An event step: the general rule, touching only the head of the prefill queue.
-            budget = budget_max - decoders
-            tokens = decoders
+            extra, flags, preempted = 0.0, 0, False
+            if kvm is not None:
+                # Paged KV: the decoders' new blocks this step, preempting the most recent if short.
+                need = kvm.need(step)
+                while need > kvm.free_blocks():
+                    preempted = True
+                    if prefill:
+                        r, left = prefill.pop()
+                        g, done_r = -1, win[r] - left
+                        context -= done_r
+                        computed = done_r
+                    else:
+                        r = next(reversed(dec_order))
+                        del dec_order[r]
+                        g = out[r] - (fstep.pop(r) - step + 1)   # tokens generated so far
+                        kvm.stop_decoding(r)
+                        decoders -= 1
+                        context -= inp[r] + g
+                        computed = done_r = inp[r] + g - 1
+                    kvm.release(r, computed, prefix[r])
+                    running -= 1
+                    stats["preemptions"][r] += 1
+                    if kvm.swap_s_per_token:
+                        extra += computed * kvm.swap_s_per_token
+                        flags |= SWAP
+                        swapped[r] = (computed, g, done_r)
+                    elif g >= 1:                       # recompute: prefill prompt + generated again
+                        win[r], wout[r] = inp[r] + g, out[r] - g
+                    requeued.appendleft(r)
+                    need = kvm.need(step)
+                kvm.take_step_blocks(need)
+            budget = budget_max - decoders * k1
+            tokens = decoders * k1
+            dtok = tokens                               # decoders' tokens (speculative: verified ones)
             pairs = 0
             completed = []
             for entry in prefill:
@@ -264,50 +351,120 @@ class Instance:
                     break
                 budget -= give
                 tokens += give
-                pairs += attention_pairs(inp[entry[0]] - entry[1], give)
+                pairs += attention_pairs(win[entry[0]] - entry[1], give)
                 entry[1] -= give
                 if entry[1] == 0:
                     completed.append(entry[0])
             for _ in completed:
                 prefill.popleft()
-            while budget > 0 and running < max_seqs and admitted < visible:
-                r = admitted
-                if kv_used + inp[r] + out[r] > kv_cap:
-                    break
-                kv_used += inp[r] + out[r]
+            while budget > 0 and running < max_seqs and (admitted < visible or requeued) and not preempted:
+                r = requeued[0] if requeued else admitted
+                cached = 0
+                if kvm is None:
+                    if kv_used + inp[r] + out[r] > kv_cap:
+                        break
+                    kv_used += inp[r] + out[r]
+                elif r in swapped:
+                    computed, g, done_r = swapped[r]
+                    if not kvm.admit_blocks(r, computed + 1 if g >= 1 else win[r]):
+                        break
+                    del swapped[r]
+                    extra += computed * kvm.swap_s_per_token
+                    flags |= SWAP
+                    if g >= 1:                         # a decoder again, its KV back
+                        requeued.popleft()
+                        running += 1
+                        budget -= 1
+                        tokens += 1
+                        dtok += 1
+                        context += inp[r] + g
+                        decoders += 1
+                        _start_decoding(self, r, step + out[r] - g - 1, computed + 1, step + 1)
+                        continue
+                    cached = done_r
+                elif any_pre and pre[r]:
+                    if not kvm.admit_blocks(r, inp[r] + 1):   # its prompt's KV and its first token's
+                        break
+                else:
+                    got = kvm.admit(r, win[r], prefix[r])
+                    if got is None:
+                        break
+                    cached, host = got
+                    stats["cached_tokens"][r] += cached
+                    stats["prompt_tokens"][r] += win[r]
+                    if host:
+                        stats["host_tokens"][r] += host
+                        extra += host // kvm.B * kvm.cache.readback_s
+                        flags |= READBACK
+                    if requeued:
+                        flags |= RECOMPUTE
                 running += 1
-                admitted += 1
+                if requeued:
+                    requeued.popleft()
+                else:
+                    admitted += 1
                 if any_pre and pre[r]:
                     # Arrives with its prompt's KV: a decoder from this step on (its 2nd token).
-                    budget -= 1
-                    tokens += 1
+                    budget -= k1
+                    tokens += k1
+                    dtok += k1
                     context += inp[r] + 1
                     decoders += 1
-                    heapq.heappush(finishes, (step + out[r] - 2, r))
+                    if kvm is not None:
+                        _start_decoding(self, r, step + out[r] - 2, inp[r] + 1, step + 1)
+                    elif spec is not None:
+                        heapq.heappush(finishes, (_speculate(self, r, out[r] - 1, step), r))
+                    else:
+                        heapq.heappush(finishes, (step + out[r] - 2, r))
                     continue
-                give = min(inp[r], budget)
+                context += cached
+                left = win[r] - cached
+                give = min(left, budget)
                 budget -= give
                 tokens += give
-                pairs += attention_pairs(0, give)
-                if give == inp[r]:
+                pairs += attention_pairs(cached, give)
+                if give == left:
                     completed.append(r)
                 else:
-                    prefill.append([r, inp[r] - give])
+                    prefill.append([r, left - give])
 
             log_start.append(now); log_tokens.append(tokens); log_ctx0.append(context)
             log_grow.append(0); log_dec.append(decoders); log_count.append(1); log_pairs.append(pairs)
-            now += step_time(tokens, context, pairs)
-            context += tokens
+            if spec is not None and dtok:
+                extra += spec.k * spec.draft_cost * step_time(dtok // k1, context)
+            if extra or flags:
+                self.log_extra[len(log_start) - 1] = extra
+                self.log_flags[len(log_start) - 1] = flags
+                now += step_time(tokens, context, pairs) + extra
+            else:
+                now += step_time(tokens, context, pairs)
+            if spec is None:
+                context += tokens
+            else:
+                context += tokens - dtok + spec_growth.pop(step, 0)
 
             freed = []
             while finishes and finishes[0][0] == step:
-                freed.append(heapq.heappop(finishes)[1])
+                r = heapq.heappop(finishes)[1]
+                if kvm is not None:
+                    if fstep.get(r) != step:           # a preempted decoder's old entry
+                        continue
+                    del fstep[r], dec_order[r]
+                    kvm.stop_decoding(r)
+                freed.append(r)
                 decoders -= 1
             for r in completed:
-                first[r] = now
+                if first[r] != first[r]:               # NaN: its first token (not a recomputed prefill's)
+                    first[r] = now
                 context += 1
-                if out[r] == 1:
+                if wout[r] == 1:
                     freed.append(r)
+                elif kvm is not None:
+                    _start_decoding(self, r, step + wout[r] - 1, win[r], step + 1)
+                    decoders += 1
+                elif spec is not None:
+                    heapq.heappush(finishes, (_speculate(self, r, out[r] - 1, step + 1), r))
+                    decoders += 1
                 else:
                     heapq.heappush(finishes, (step + out[r] - 1, r))
                     decoders += 1
@@ -315,8 +472,11 @@ class Instance:
             for r in freed:
                 fin[r] = now
                 context -= inp[r] + out[r]
-                kv_used -= inp[r] + out[r]
-                last_kv += inp[r] + out[r]
+                if kvm is None:
+                    kv_used -= inp[r] + out[r]
+                    last_kv += inp[r] + out[r]
+                else:
+                    kvm.release(r, inp[r] + out[r] - 1, prefix[r])
                 running -= 1
                 done += 1
             step += 1
@@ -330,6 +490,17 @@ class Instance:
         self.decoders, self.running, self.context, self.kv_used, self.done = decoders, running, context, kv_used, done
         self.last_done, self.last_kv = last_done, last_kv
 
+    def _head_fits(self, r: int) -> bool:
+        """Paged: whether the queue's head could be admitted now (no state changes)."""
+        kvm = self.kvm
+        if r in self.swapped:
+            computed, g, _ = self.swapped[r]
+            tokens = computed + 1 if g >= 1 else self.win[r]
+            return kvm.free_blocks() - (-(-tokens // kvm.B)) >= kvm.watermark
+        if self.pre[r]:
+            return kvm.free_blocks() - (-(-(self.inp[r] + 1) // kvm.B)) >= kvm.watermark
+        return kvm.fits(self.win[r], self.prefix[r])
+
     def result(self) -> SimResult:
         """Everything submitted so far, in submission order, with the step log."""
         runs = tuple(np.frombuffer(a, dtype=a.typecode) if len(a) else np.zeros(0, a.typecode)
@@ -340,6 +511,28 @@ class Instance:
         fin = np.array(self.fin, dtype=float)
         return SimResult(self.arr, first, fin, self.inp, self.out,
                          step_runs=lambda: _expand_steps(setup, *runs))
+
+
+RECOMPUTE, READBACK, SWAP = 1, 2, 4        # step log flags: what an event step contained
+
+
+def _start_decoding(inst: Instance, r: int, finish_step: int, kv_tokens: int, from_step: int) -> None:
+    """Paged: ``r`` decodes from ``from_step`` over ``kv_tokens`` and finishes at ``finish_step``."""
+    inst.fstep[r] = finish_step
+    inst.dec_order[r] = None
+    inst.kvm.start_decoding(r, kv_tokens, from_step)
+    heapq.heappush(inst.finishes, (finish_step, r))
+
+
+def _speculate(inst: Instance, r: int, remaining: int, from_step: int) -> int:
+    """Speculative: draw ``r``'s tokens per decode step from ``from_step``; returns its finish step."""
+    emits = inst.spec.emissions(r, remaining)
+    growth = inst.spec_growth
+    for j, e in enumerate(emits):
+        s = from_step + j
+        growth[s] = growth.get(s, 0) + e
+    inst.stats["spec_steps"][r] += len(emits)
+    return from_step + len(emits) - 1
 
 
 def _quiet_run_vectorized(setup: Setup, now, context, decoders, quiet, limit):
