@@ -337,6 +337,7 @@ class Instance:
                         swapped[r] = (computed, g, done_r)
                     elif g >= 1:                       # recompute: prefill prompt + generated again
                         win[r], wout[r] = inp[r] + g, out[r] - g
+                        pre[r] = 0                     # (a PD arrival's prompt KV is gone too)
                     requeued.appendleft(r)
                     need = kvm.need(step)
                 kvm.take_step_blocks(need)
@@ -509,8 +510,11 @@ class Instance:
         setup = self.setup
         first = np.array(self.first, dtype=float)     # copies: the instance may still grow
         fin = np.array(self.fin, dtype=float)
+        extra, flags = dict(self.log_extra), dict(self.log_flags)
+        counters = {k: np.array(v, dtype=np.int64) for k, v in self.stats.items()}
         return SimResult(self.arr, first, fin, self.inp, self.out,
-                         step_runs=lambda: _expand_steps(setup, *runs))
+                         step_runs=lambda: _expand_steps(setup, *runs, extra=extra, flags=flags),
+                         counters=counters)
 
 
 RECOMPUTE, READBACK, SWAP = 1, 2, 4        # step log flags: what an event step contained
@@ -555,8 +559,9 @@ def _quiet_run_vectorized(setup: Setup, now, context, decoders, quiet, limit):
     return float(ends[k - 1]), context + decoders * k, k
 
 
-def _expand_steps(setup: Setup, start, tokens, ctx0, grow, dec, count, pairs) -> StepLog:
-    """Rebuild one entry per step from the run-length log, with the engine's exact arithmetic."""
+def _expand_steps(setup: Setup, start, tokens, ctx0, grow, dec, count, pairs, extra=None, flags=None) -> StepLog:
+    """Rebuild one entry per step from the run-length log, with the engine's exact arithmetic.
+    ``extra``/``flags``: seconds beyond the roofline and what the step contained, by log entry."""
     count = np.asarray(count, dtype=np.int64)
     total = int(count.sum())
     run_of_step = np.repeat(np.arange(len(count)), count)
@@ -565,9 +570,18 @@ def _expand_steps(setup: Setup, start, tokens, ctx0, grow, dec, count, pairs) ->
     context = np.asarray(ctx0, dtype=np.int64)[run_of_step] + np.asarray(grow, dtype=np.int64)[run_of_step] * offset
     pairs = np.asarray(pairs, dtype=np.int64)[run_of_step]
     duration = setup.step_times(tokens, context, pairs)
+    extra_s = step_flags = None
+    if extra:
+        first_of_run = np.cumsum(count) - count     # extras are on event steps (runs of one step)
+        at = first_of_run[np.fromiter(extra, dtype=np.int64)]
+        extra_s = np.zeros(total)
+        extra_s[at] = np.fromiter(extra.values(), dtype=float)
+        duration[at] = duration[at] + extra_s[at]
+        step_flags = np.zeros(total, dtype=np.int64)
+        step_flags[at] = np.fromiter(flags.values(), dtype=np.int64)
     return StepLog(duration=duration, tokens=tokens, context=context, pairs=pairs,
                    decoders=np.asarray(dec, dtype=np.int64)[run_of_step],
-                   start=lambda: _step_starts(start, count, duration))
+                   start=lambda: _step_starts(start, count, duration), extra_s=extra_s, flags=step_flags)
 
 
 def _step_starts(run_start, count, duration) -> np.ndarray:
