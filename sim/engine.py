@@ -139,7 +139,7 @@ class Instance:
             self.win, self.wout = [], []
         self.requeued: deque[int] = deque()        # preempted, back at the queue's head
         self.fstep: dict[int, int] = {}            # paged: decoder -> step at whose end it finishes
-        self.dec_order: dict[int, None] = {}       # paged: decoders in admission order
+        self.run_order: dict[int, None] = {}       # paged: running requests in admission order
         self.swapped: dict[int, tuple] = {}        # swap: request -> (KV tokens, generated, prompt done)
         self.spec_growth: dict[int, int] = {}      # speculative: step -> tokens its decoders emit
         self.stats: dict[str, list] = {}           # per-request feature counters (see result())
@@ -245,7 +245,7 @@ class Instance:
         # features (all None / empty by default: the handbook's rule)
         kvm, spec, prefix = self.kvm, self.spec, self.prefix
         win, wout, requeued = self.win, self.wout, self.requeued
-        fstep, dec_order, swapped, spec_growth = self.fstep, self.dec_order, self.swapped, self.spec_growth
+        fstep, run_order, swapped, spec_growth = self.fstep, self.run_order, self.swapped, self.spec_growth
         k1 = spec.k + 1 if spec is not None else 1          # tokens a decoder computes per step
         stats = self.stats
 
@@ -315,14 +315,14 @@ class Instance:
                 need = kvm.need(step)
                 while need > kvm.free_blocks():
                     preempted = True
-                    if prefill:
-                        r, left = prefill.pop()
+                    r = next(reversed(run_order))      # the most recently admitted
+                    del run_order[r]
+                    if r not in fstep:                 # still in its prompt: the prefill queue's tail
+                        left = prefill.pop()[1]
                         g, done_r = -1, win[r] - left
                         context -= done_r
                         computed = done_r
                     else:
-                        r = next(reversed(dec_order))
-                        del dec_order[r]
                         g = out[r] - (fstep.pop(r) - step + 1)   # tokens generated so far
                         kvm.stop_decoding(r)
                         decoders -= 1
@@ -374,6 +374,7 @@ class Instance:
                     flags |= SWAP
                     if g >= 1:                         # a decoder again, its KV back
                         requeued.popleft()
+                        run_order[r] = None
                         running += 1
                         budget -= 1
                         tokens += 1
@@ -404,6 +405,8 @@ class Instance:
                     requeued.popleft()
                 else:
                     admitted += 1
+                if kvm is not None:
+                    run_order[r] = None
                 if any_pre and pre[r]:
                     # Arrives with its prompt's KV: a decoder from this step on (its 2nd token).
                     budget -= k1
@@ -450,7 +453,7 @@ class Instance:
                 if kvm is not None:
                     if fstep.get(r) != step:           # a preempted decoder's old entry
                         continue
-                    del fstep[r], dec_order[r]
+                    del fstep[r]
                     kvm.stop_decoding(r)
                 freed.append(r)
                 decoders -= 1
@@ -478,6 +481,7 @@ class Instance:
                     last_kv += inp[r] + out[r]
                 else:
                     kvm.release(r, inp[r] + out[r] - 1, prefix[r])
+                    del run_order[r]
                 running -= 1
                 done += 1
             step += 1
@@ -523,7 +527,6 @@ RECOMPUTE, READBACK, SWAP = 1, 2, 4        # step log flags: what an event step 
 def _start_decoding(inst: Instance, r: int, finish_step: int, kv_tokens: int, from_step: int) -> None:
     """Paged: ``r`` decodes from ``from_step`` over ``kv_tokens`` and finishes at ``finish_step``."""
     inst.fstep[r] = finish_step
-    inst.dec_order[r] = None
     inst.kvm.start_decoding(r, kv_tokens, from_step)
     heapq.heappush(inst.finishes, (finish_step, r))
 
