@@ -42,7 +42,7 @@ VECTOR_MIN_STEPS = 128       # quiet runs at least this long are advanced with n
 
 def run_requests(setup: Setup, arrival: Sequence[float] | None, input_len: Sequence[int],
                  output_len: Sequence[int], *, concurrency: int | None = None,
-                 think_s: float = 0.0) -> SimResult:
+                 think_s: float = 0.0, prefix=None) -> SimResult:
     """Simulate requests through one instance.
 
     Open loop: ``arrival`` holds each request's arrival time, nondecreasing. Closed loop
@@ -55,7 +55,7 @@ def run_requests(setup: Setup, arrival: Sequence[float] | None, input_len: Seque
     n = len(inp)
     if concurrency is None:
         instance = Instance(setup)
-        instance.submit_many([float(x) for x in arrival], inp, out)
+        instance.submit_many([float(x) for x in arrival], inp, out, prefix=list(prefix) if prefix else None)
     else:
         first = min(concurrency, n)
         # closed loop: each finish issues the next request think_s later, from inside the step loop

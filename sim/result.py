@@ -104,6 +104,15 @@ class SimResult:
     def __len__(self) -> int:
         return len(self.arrival)
 
+    def reordered(self, order) -> "SimResult":
+        """The same run with request ``i`` moved to position ``order[i]`` (a permutation)."""
+        inv = np.empty(len(order), dtype=np.int64)
+        inv[np.asarray(order, dtype=np.int64)] = np.arange(len(order))
+        counters = {k: getattr(self, k)[inv] for k in self.COUNTERS if getattr(self, k) is not None}
+        res = SimResult(self.arrival[inv], self.first_token[inv], self.finish[inv], self.input_len[inv],
+                        self.output_len[inv], step_runs=self._step_runs, counters=counters)
+        return res
+
     def __iter__(self) -> Iterator[Request]:
         for row in zip(self.arrival.tolist(), self.first_token.tolist(), self.finish.tolist(),
                        self.input_len.tolist(), self.output_len.tolist()):
