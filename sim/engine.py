@@ -496,7 +496,7 @@ class Instance:
         self.last_done, self.last_kv = last_done, last_kv
 
     def _head_fits(self, r: int) -> bool:
-        """Paged: whether the queue's head could be admitted now (no state changes)."""
+        """Paged: whether the queue's head may be admitted now (no state changes)."""
         kvm = self.kvm
         if r in self.swapped:
             computed, g, _ = self.swapped[r]
@@ -504,7 +504,9 @@ class Instance:
             return kvm.free_blocks() - (-(-tokens // kvm.B)) >= kvm.watermark
         if self.pre[r]:
             return kvm.free_blocks() - (-(-(self.inp[r] + 1) // kvm.B)) >= kvm.watermark
-        return kvm.fits(self.win[r], self.prefix[r])
+        # A prefix lookup costs as much as the admission's own: an event step tries it instead
+        # (an event step of decoders only is the quiet run's arithmetic), unless it just failed.
+        return not kvm.refused(r, self.win[r])
 
     def result(self) -> SimResult:
         """Everything submitted so far, in submission order, with the step log."""

@@ -96,11 +96,14 @@ class BlockManager:
         self.watermark = int(policy.watermark * self.num_blocks)
         self.plain = self.num_blocks                 # free blocks holding nothing worth keeping
         self.cnt = [0] * B                           # decoders per phase (L - step) mod B
+        self.decoders = 0
         self.phase: dict[int, int] = {}
         self.base: dict[int, int] = {}               # blocks allocated for the prompt
         self.held: dict[int, list[int]] = {}         # named blocks a request holds (its prefix hits)
         cfg: PrefixCache | None = setup.prefix_cache
         self.cache = BlockCache(cfg, B, setup.kv_bytes_per_token, setup) if cfg is not None else None
+        self.releases = 0                            # KV releases so far (they can unblock the head)
+        self.blocked = None                          # (request, prompt, releases, free): the head last refused
         self.swap_s_per_token = (setup.kv_bytes_per_token / (policy.swap_gbs * 1e9)
                                  if policy.preemption == "swap" else 0.0)
 
@@ -120,6 +123,13 @@ class BlockManager:
         keys = block_keys(prefix, min(cacheable_blocks(prefix, B), (prompt - 1) // B), B)
         return (keys, *cache.lookup(keys))
 
+    def refused(self, r: int, prompt: int) -> bool:
+        """Whether ``admit`` of this head is sure to fail again: it failed, and since then no KV was
+        released and no block freed (allocations and evictions only shrink what fits and what hits)."""
+        b = self.blocked
+        return (b is not None and b[0] == r and b[1] == prompt and b[2] == self.releases
+                and self.free_blocks() <= b[3])
+
     def fits(self, prompt: int, prefix) -> bool:
         """Whether ``admit`` would succeed now (no state changes)."""
         _, hit, on_host, free_hits = self._lookup(prompt, prefix)
@@ -133,6 +143,7 @@ class BlockManager:
         keys, hit, on_host, free_hits = self._lookup(prompt, prefix)
         new = blocks - hit + on_host                  # host hits need GPU blocks too
         if self.free_blocks() - free_hits - new < self.watermark:
+            self.blocked = (r, prompt, self.releases, self.free_blocks())
             return None
         if hit:
             self.cache.take(keys[:hit])
@@ -155,9 +166,11 @@ class BlockManager:
         ph = (kv_tokens - step) % self.B
         self.cnt[ph] += 1
         self.phase[r] = ph
+        self.decoders += 1
 
     def stop_decoding(self, r: int) -> None:
         self.cnt[self.phase.pop(r)] -= 1
+        self.decoders -= 1
 
     def need(self, step: int) -> int:
         """New blocks the decoders need in ``step``."""
@@ -165,7 +178,7 @@ class BlockManager:
 
     def _needs(self, step: int, k: int) -> int:
         full, part = divmod(k, self.B)
-        total = full * sum(self.cnt)
+        total = full * self.decoders
         cnt, B = self.cnt, self.B
         for s in range(step, step + part):
             total += cnt[-s % B]
@@ -174,7 +187,7 @@ class BlockManager:
     def fit_steps(self, step: int, k: int) -> int:
         """How many of the ``k`` decode-only steps from ``step`` get their blocks without preempting."""
         free = self.free_blocks()
-        D = sum(self.cnt)
+        D = self.decoders
         if D * (-(-k // self.B)) <= free:
             return k
         cycles = free // D                          # each B steps take one block per decoder
@@ -200,6 +213,7 @@ class BlockManager:
     def release(self, r: int, computed: int, prefix) -> None:
         """``r`` lets go of its KV, ``computed`` tokens of it written (finish or preemption)."""
         B = self.B
+        self.releases += 1
         total = max(self.base.pop(r), -(-computed // B))
         held = self.held.pop(r, ())
         if self.cache is not None and prefix:

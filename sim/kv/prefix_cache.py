@@ -31,7 +31,7 @@ stops at the first host block. A block read back moves to the GPU (the tiers are
 from __future__ import annotations
 
 from collections import OrderedDict, deque
-from itertools import compress, filterfalse, repeat
+from itertools import compress, filterfalse, islice, repeat
 from operator import add, not_, sub
 from dataclasses import dataclass
 
@@ -131,13 +131,13 @@ class BlockCache:
     def evict(self, n: int) -> None:
         """Evict the ``n`` least recently used free named blocks (to the host tier, if any)."""
         lru, gpu, host, cap = self.lru, self.gpu, self.host, self.host_blocks
-        for _ in range(n):
-            k = lru.popitem(last=False)[0]
-            del gpu[k]
-            if cap:
-                host[k] = None
-                if len(host) > cap:
-                    host.popitem(last=False)
+        out = list(islice(lru, n))
+        deque(map(lru.pop, out), maxlen=0)
+        deque(map(gpu.pop, out), maxlen=0)
+        if cap:
+            host.update(zip(out, repeat(None)))
+            if len(host) > cap:
+                deque(map(host.pop, list(islice(host, len(host) - cap))), maxlen=0)
 
     def release(self, held: list[int], named: list[int]) -> int:
         """A request lets go of the named blocks it held (``held``, a prefix of ``named``) and
