@@ -518,9 +518,12 @@ class Instance:
         fin = np.array(self.fin, dtype=float)
         extra, flags = dict(self.log_extra), dict(self.log_flags)
         counters = {k: np.array(v, dtype=np.int64) for k, v in self.stats.items()}
-        return SimResult(self.arr, first, fin, self.inp, self.out,
-                         step_runs=lambda: _expand_steps(setup, *runs, extra=extra, flags=flags),
-                         counters=counters)
+        res = SimResult(self.arr, first, fin, self.inp, self.out,
+                        step_runs=lambda: _expand_steps(setup, *runs, extra=extra, flags=flags),
+                        counters=counters)
+        if self.spec is not None:
+            res.spec_k = self.spec.k
+        return res
 
 
 RECOMPUTE, READBACK, SWAP = 1, 2, 4        # step log flags: what an event step contained

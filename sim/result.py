@@ -111,6 +111,8 @@ class SimResult:
         counters = {k: getattr(self, k)[inv] for k in self.COUNTERS if getattr(self, k) is not None}
         res = SimResult(self.arrival[inv], self.first_token[inv], self.finish[inv], self.input_len[inv],
                         self.output_len[inv], step_runs=self._step_runs, counters=counters)
+        if hasattr(self, "spec_k"):
+            res.spec_k = self.spec_k
         return res
 
     def __iter__(self) -> Iterator[Request]:
