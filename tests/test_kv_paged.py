@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from conftest import TICK, ticks, tiny_setup
 from kv_reference import plain_kv_run
-from sim import Setup, run, summarize, workload
+from sim import Setup, lengths, run, summarize, workload
 from sim.engine import Instance, run_requests
 from sim.kv import Paged
 
