@@ -14,6 +14,21 @@ The step rule (one step of one serving instance):
 5. At the step's end: prompt chunks advance, a completed prompt emits the first token, each decoding
    request emits one token, and a request with all its tokens finishes and frees its reservation.
 
+The memory features (``Setup.kv``, ``prefix_cache``, ``speculative``; all off by default) change
+steps 3-5 only, and only through ``sim.kv.paged.BlockManager`` (the scheduler never sees a block):
+
+- paged (sim/kv/paged.py): before step 2, decoders whose blocks are full need one; while they
+  outnumber the free blocks, the most recently admitted running request is preempted (back to
+  the queue's head; recompute: it will prefill its prompt and generated tokens again, whose end
+  emits its next token; swap: its KV goes to host memory and comes back, the copies' seconds added
+  to the steps that make them), and that step admits no one. Admission (3) needs the prompt's
+  blocks, less prefix-cache hits, and the watermark free, instead of the whole reservation;
+- prefix cache (sim/kv/prefix_cache.py): at admission the cached tokens count as computed (they
+  are in the context, and the prompt's chunks start after them); a host-tier hit adds its read-back
+  seconds to the step;
+- speculative (sim/speculative.py): a decoder takes k + 1 tokens of the step (2) and emits its drawn
+  1 + accepted tokens (5); the drafts' seconds are added to the step (4).
+
 Why aggregates suffice: prompts complete in admission order (a later request gets prompt tokens only
 in a step where every earlier prompt completes), so the running list is always the decoding requests
 followed by the prefilling ones, and decoders are never cut off. A step therefore needs only the
@@ -21,6 +36,11 @@ number of decoders ``D``, the context sum, and the few prompts at the head of th
 Between events (an arrival that can be admitted, a prompt chunk, a finish) every step computes ``D``
 tokens over a context that grows by ``D``: such a quiet run is advanced in a tight loop that does the
 same float operations in the same order as the plain loop, so the times are bit-for-bit equal.
+With paged KV a quiet run also stops before the step whose new blocks would not fit (decoders are
+counted per block phase, so every step's new blocks are known without touching a request); a
+queue head that the prefix lookup may admit makes the step an event step; with speculative
+decoding every step is an event step (each decoder's tokens per step are drawn). Event steps of
+decoders only do the quiet run's arithmetic, so taking more of them never changes a time.
 """
 
 from __future__ import annotations
