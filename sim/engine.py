@@ -115,9 +115,11 @@ class Instance:
 
     ``on_finish(local_id, time)`` is called as each finish is committed; it may submit requests
     (arriving at or after ``time``), which the next step start sees.
-    The KV seam: the scheduler only reserves a whole request's KV at admission (``kv_used + need
-    <= capacity``) and frees it at its finish; it never touches blocks. A paged KV / prefix cache
-    replaces those two operations (and ``free_kv_tokens``) without changing the step loop.
+    The KV seam: with the handbook's rule the scheduler reserves a whole request's KV at admission
+    (``kv_used + need <= capacity``) and frees it at its finish. With ``Setup.kv`` paged those
+    become calls to ``sim.kv.paged.BlockManager`` (admit, start/stop decoding, the step's new
+    blocks, release); the scheduler never touches a block. ``prefix`` (per request) names its
+    content for the prefix cache; ``cached_prefix_tokens`` is what a prefix-aware router asks.
     """
 
     def __init__(self, setup: Setup, *, on_finish=None):
