@@ -153,7 +153,7 @@ class Instance:
          self.log_pairs) = (array("q") for _ in range(6))
         # Features (sim/kv, sim/speculative), all off by default. Event steps may add seconds beyond
         # the roofline (read-back, swap, drafts) and carry flags; both are logged sparsely by index.
-        self.prefix: list = []            # per request: prefix identity (sim/kv/prefix_cache.py) or None
+        self.prefix: list = []            # paged: per request, prefix identity (sim/kv/prefix_cache.py) or None
         self.kvm = BlockManager(setup) if setup.kv is not None else None
         self.spec = setup.speculative
         self.win, self.wout = self.inp, self.out   # the current attempt's prompt and outputs
@@ -191,7 +191,8 @@ class Instance:
         self.pre.append(1 if prefilled else 0)
         self.first.append(math.nan)
         self.fin.append(math.nan)
-        self.prefix.append(prefix)
+        if self.kvm is not None:                   # (only a prefix cache reads it)
+            self.prefix.append(prefix)
         self._grow_features(1, [input_len], [output_len])
         return len(self.arr) - 1
 
@@ -205,7 +206,8 @@ class Instance:
         self.pre.extend([0] * n)
         self.first.extend(array("d", [math.nan]) * n)
         self.fin.extend(array("d", [math.nan]) * n)
-        self.prefix.extend(prefix if prefix is not None else [None] * n)
+        if self.kvm is not None:
+            self.prefix.extend(prefix if prefix is not None else [None] * n)
         self._grow_features(n, input_len, output_len)
 
     def _grow_features(self, n, input_len, output_len) -> None:
