@@ -13,7 +13,7 @@ from sim import Setup, lengths, run, summarize, workload
 from sim.engine import Instance, run_requests
 from sim.kv import Paged
 
-PROFILE = settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+PROFILE = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 def drive(setup, arrivals, inputs, outputs, prefixes=None, prefilled=None):
@@ -91,6 +91,24 @@ def test_paged_with_room_to_spare_is_the_reservation_rule(data):
     res = run_requests(base.replace(kv=Paged(block_size=16, watermark=0)), arrivals, inputs, outputs)
     assert np.array_equal(res.finish, ref.finish) and np.array_equal(res.first_token, ref.first_token)
     assert res.preemptions.sum() == 0
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(case=paged_case(), cuts=st.lists(st.floats(0, 3.0), max_size=20))
+def test_cut_anywhere_equals_the_uncut_run(case, cuts):
+    # The resumable instance stops quiet runs at every `until`; the result must not move.
+    setup, arrivals, inputs, outputs, _ = case
+    whole = drive(setup, arrivals, inputs, outputs)
+    inst = Instance(setup)
+    times = sorted([(a, 0, i) for i, a in enumerate(arrivals)] + [(c, 1, -1) for c in cuts])
+    for t, kind, i in times:
+        inst.advance(t)
+        if kind == 0:
+            inst.submit(t, inputs[i], outputs[i])
+    inst.advance()
+    res = inst.result()
+    assert np.array_equal(res.finish, whole.finish) and np.array_equal(res.steps.start, whole.steps.start)
+    assert np.array_equal(res.preemptions, whole.preemptions)
 
 
 def test_preemption_by_recompute_timeline():

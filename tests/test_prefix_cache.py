@@ -11,7 +11,7 @@ from test_kv_paged import assert_same_as_reference
 from sim import run, summarize, workload
 from sim.kv import Paged, PrefixCache
 
-PROFILE = settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+PROFILE = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 @st.composite
@@ -102,6 +102,14 @@ def test_shared_system_prompts_hit_and_save_prefill(chapter_like):
     assert 0.7 < cached["prefix_hit_rate"] < 0.9 and cached["ttft_p50"] < 0.5 * plain["ttft_p50"]
     # features off: the same workload through the reservation rule equals the plain paged run here
     assert plain["ttft_p50"] == summarize(run(chapter_like, load), None, None)["ttft_p50"]
+
+
+def test_a_disaggregated_fleet_caches_prefixes_on_its_prefill_side(chapter_like):
+    from sim.fleet import Fleet, run_fleet, summarize_fleet
+    cached = chapter_like.replace(kv="paged", prefix_cache=PrefixCache())
+    load = workload.shared_prompts(10, 300, prompts=2, system_len=1500, input_len=100, output_len=50, seed=1)
+    s = summarize_fleet(run_fleet(Fleet.pd(cached, 1, chapter_like.replace(kv="paged"), 1), load))
+    assert s["prefix_hit_rate"] > 0.5 and s["failed"] == 0
 
 
 @pytest.mark.parametrize("make, field", [
