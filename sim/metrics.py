@@ -115,7 +115,7 @@ def memory_stats(result) -> dict:
     prefix_hit_rate     prompt tokens served by the prefix cache / prompt tokens looked up (a
                         recomputed request's prompt is looked up again), and
     cached_share        prompt tokens served by the cache / all requests' input tokens;
-    host_hit_rate       of the looked-up tokens, those read back from the host tier;
+    gpu_hit_rate, host_hit_rate   the hit rate per tier (they sum to prefix_hit_rate);
     spec_tokens_per_step  output tokens after the first / decode steps, and
     spec_acceptance     accepted drafts / proposed drafts (1 + accepted tokens per step, the last
                         step of a request capped at what it still needed).
@@ -129,7 +129,9 @@ def memory_stats(result) -> dict:
         cached = int(result.cached_tokens.sum())
         stats["prefix_hit_rate"] = cached / looked if looked else 0.0
         stats["cached_share"] = cached / int(result.input_len.sum())
-        stats["host_hit_rate"] = int(result.host_tokens.sum()) / looked if looked else 0.0
+        host = int(result.host_tokens.sum())
+        stats["gpu_hit_rate"] = (cached - host) / looked if looked else 0.0
+        stats["host_hit_rate"] = host / looked if looked else 0.0
     steps = getattr(result, "spec_steps", None)
     if steps is not None and steps.sum() > 0:
         k = result.spec_k
