@@ -177,11 +177,12 @@ class PrefixAware(Router):
         loads = [w.outstanding for w in workers]
         low = min(loads)
         cap = max(low + self.slack, low * self.ratio)
+        ask = request.prefix is not None          # without prefix identity: the least loaded
         best, key = None, None
         for w, load in zip(workers, loads):
             if load > cap:
                 continue
-            k = (w.cached_prefix_tokens(request), -load)
+            k = (w.cached_prefix_tokens(request) if ask else 0, -load)
             if key is None or k > key:
                 best, key = w, k
         return best
