@@ -1,10 +1,11 @@
 """Fast engine against the plain loop on the chapter's example, and a million-request run.
 
-    python benchmarks/bench_sim.py            # both parts
-    python benchmarks/bench_sim.py --quick    # skip the million-request run
+    python benchmarks/bench_sim.py            # all parts
+    python benchmarks/bench_sim.py --quick    # skip the million-request and 100,000-request runs
 
 Prints times measured in this run, their ratio, whether every per-request time is identical, and
-where the fast engine's time goes. Run on one core: OPENBLAS/numpy threads do not matter here.
+where the fast engine's time goes; then a million-request run, and a 100,000-request multi-turn
+chat run with paged KV and prefix caching (25,000 sessions of 4 turns behind one system prompt). Run on one core: OPENBLAS/numpy threads do not matter here.
 """
 
 from __future__ import annotations
@@ -133,13 +134,34 @@ def million(n: int) -> None:
           f"slo_ok {s['slo_ok']:.4f}")
 
 
+def multi_turn(n: int, block_size: int) -> None:
+    """100,000 turns of chat through the chapter's instance with paged KV and a prefix cache."""
+    from sim import run
+    from sim.kv import Paged, PrefixCache
+    from sim.workload import multi_turn as sessions
+    setup = chapter_instance().replace(kv=Paged(block_size=block_size), prefix_cache=PrefixCache())
+    load = sessions(3.0, n // 4, 4, system_len=512, message_len=64, output_len=128, think_s=5.0)
+    t0 = time.perf_counter()
+    res = run(setup, load)
+    t1 = time.perf_counter()
+    s = summarize(res, 2.0, 0.05)
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(f"  {n:,} turns ({n // 4:,} sessions), block_size {block_size}: run {t1 - t0:.2f} s, "
+          f"{len(res.steps):,} steps, prefix hit rate {s['prefix_hit_rate']:.3f}, preemptions "
+          f"{s['preemptions']}, p99 TTFT {s['ttft_p99'] * 1e3:.1f} ms, peak memory {peak:.0f} MB")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--quick", action="store_true", help="skip the million-request run")
     parser.add_argument("--million-child", type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--turns-child", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.million_child:
         million(args.million_child)
+        return
+    if args.turns_child:
+        multi_turn(100_000, args.turns_child)
         return
 
     print("The chapter's example: a low-load run (300 requests) and a 12-step bisection (1500 requests each)")
@@ -162,6 +184,9 @@ def main() -> None:
     if not args.quick:
         print("A million requests near capacity")
         subprocess.run([sys.executable, __file__, "--million-child", "1000000"], check=True)
+        print("Multi-turn chat with paged KV and prefix caching (target: under 5 s)")
+        for block_size in (16, 64):
+            subprocess.run([sys.executable, __file__, "--turns-child", str(block_size)], check=True)
 
 
 if __name__ == "__main__":

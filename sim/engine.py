@@ -14,6 +14,21 @@ The step rule (one step of one serving instance):
 5. At the step's end: prompt chunks advance, a completed prompt emits the first token, each decoding
    request emits one token, and a request with all its tokens finishes and frees its reservation.
 
+The memory features (``Setup.kv``, ``prefix_cache``, ``speculative``; all off by default) change
+steps 3-5 only, and only through ``sim.kv.paged.BlockManager`` (the scheduler never sees a block):
+
+- paged (sim/kv/paged.py): before step 2, decoders whose blocks are full need one; while they
+  outnumber the free blocks, the most recently admitted running request is preempted (back to
+  the queue's head; recompute: it will prefill its prompt and generated tokens again, whose end
+  emits its next token; swap: its KV goes to host memory and comes back, the copies' seconds added
+  to the steps that make them), and that step admits no one. Admission (3) needs the prompt's
+  blocks, less prefix-cache hits, and the watermark free, instead of the whole reservation;
+- prefix cache (sim/kv/prefix_cache.py): at admission the cached tokens count as computed (they
+  are in the context, and the prompt's chunks start after them); a host-tier hit adds its read-back
+  seconds to the step;
+- speculative (sim/speculative.py): a decoder takes k + 1 tokens of the step (2) and emits its drawn
+  1 + accepted tokens (5); the drafts' seconds are added to the step (4).
+
 Why aggregates suffice: prompts complete in admission order (a later request gets prompt tokens only
 in a step where every earlier prompt completes), so the running list is always the decoding requests
 followed by the prefilling ones, and decoders are never cut off. A step therefore needs only the
@@ -21,6 +36,11 @@ number of decoders ``D``, the context sum, and the few prompts at the head of th
 Between events (an arrival that can be admitted, a prompt chunk, a finish) every step computes ``D``
 tokens over a context that grows by ``D``: such a quiet run is advanced in a tight loop that does the
 same float operations in the same order as the plain loop, so the times are bit-for-bit equal.
+With paged KV a quiet run also stops before the step whose new blocks would not fit (decoders are
+counted per block phase, so every step's new blocks are known without touching a request); a
+queue head that the prefix lookup may admit makes the step an event step; with speculative
+decoding every step is an event step (each decoder's tokens per step are drawn). Event steps of
+decoders only do the quiet run's arithmetic, so taking more of them never changes a time.
 """
 
 from __future__ import annotations
@@ -34,6 +54,7 @@ from typing import Sequence
 import numpy as np
 
 from sim.result import SimResult, StepLog
+from sim.kv.paged import BlockManager
 from sim.setup import Setup, attention_pairs
 
 VECTOR_MIN_STEPS = 128       # quiet runs at least this long are advanced with numpy (measured crossover)
@@ -41,7 +62,7 @@ VECTOR_MIN_STEPS = 128       # quiet runs at least this long are advanced with n
 
 def run_requests(setup: Setup, arrival: Sequence[float] | None, input_len: Sequence[int],
                  output_len: Sequence[int], *, concurrency: int | None = None,
-                 think_s: float = 0.0) -> SimResult:
+                 think_s: float = 0.0, prefix=None) -> SimResult:
     """Simulate requests through one instance.
 
     Open loop: ``arrival`` holds each request's arrival time, nondecreasing. Closed loop
@@ -54,7 +75,7 @@ def run_requests(setup: Setup, arrival: Sequence[float] | None, input_len: Seque
     n = len(inp)
     if concurrency is None:
         instance = Instance(setup)
-        instance.submit_many([float(x) for x in arrival], inp, out)
+        instance.submit_many([float(x) for x in arrival], inp, out, prefix=list(prefix) if prefix else None)
     else:
         first = min(concurrency, n)
         # closed loop: each finish issues the next request think_s later, from inside the step loop
@@ -94,9 +115,11 @@ class Instance:
 
     ``on_finish(local_id, time)`` is called as each finish is committed; it may submit requests
     (arriving at or after ``time``), which the next step start sees.
-    The KV seam: the scheduler only reserves a whole request's KV at admission (``kv_used + need
-    <= capacity``) and frees it at its finish; it never touches blocks. A paged KV / prefix cache
-    replaces those two operations (and ``free_kv_tokens``) without changing the step loop.
+    The KV seam: with the handbook's rule the scheduler reserves a whole request's KV at admission
+    (``kv_used + need <= capacity``) and frees it at its finish. With ``Setup.kv`` paged those
+    become calls to ``sim.kv.paged.BlockManager`` (admit, start/stop decoding, the step's new
+    blocks, release); the scheduler never touches a block. ``prefix`` (per request) names its
+    content for the prefix cache; ``cached_prefix_tokens`` is what a prefix-aware router asks.
     """
 
     def __init__(self, setup: Setup, *, on_finish=None):
@@ -128,11 +151,33 @@ class Instance:
         self.log_start = array("d")
         (self.log_tokens, self.log_ctx0, self.log_grow, self.log_dec, self.log_count,
          self.log_pairs) = (array("q") for _ in range(6))
+        # Features (sim/kv, sim/speculative), all off by default. Event steps may add seconds beyond
+        # the roofline (read-back, swap, drafts) and carry flags; both are logged sparsely by index.
+        self.prefix: list = []            # paged: per request, prefix identity (sim/kv/prefix_cache.py) or None
+        self.kvm = BlockManager(setup) if setup.kv is not None else None
+        self.spec = setup.speculative
+        self.win, self.wout = self.inp, self.out   # the current attempt's prompt and outputs
+        if self.kvm is not None:                   # (a recomputed request prefills its output too)
+            self.win, self.wout = [], []
+        self.requeued: deque[int] = deque()        # preempted, back at the queue's head
+        self.fstep: dict[int, int] = {}            # paged: decoder -> step at whose end it finishes
+        self.run_order: dict[int, None] = {}       # paged: running requests in admission order
+        self.swapped: dict[int, tuple] = {}        # swap: request -> (KV tokens, generated, prompt done)
+        self.spec_growth: dict[int, int] = {}      # speculative: step -> tokens its decoders emit
+        self.stats: dict[str, list] = {}           # per-request feature counters (see result())
+        if self.kvm is not None:
+            self.stats.update(preemptions=[], cached_tokens=[], host_tokens=[], prompt_tokens=[])
+        if self.spec is not None:
+            self.stats.update(spec_steps=[])
+        self.log_extra: dict[int, float] = {}
+        self.log_flags: dict[int, int] = {}
 
     # --- taking requests ---------------------------------------------------------------------
 
-    def submit(self, arrival: float, input_len: int, output_len: int, *, prefilled: bool = False) -> int:
-        """Queue a request arriving at ``arrival``; returns its local id (submission order)."""
+    def submit(self, arrival: float, input_len: int, output_len: int, *, prefilled: bool = False,
+               prefix=None) -> int:
+        """Queue a request arriving at ``arrival``; returns its local id (submission order).
+        ``prefix``: its prefix identity for a prefix cache (``sim.kv.prefix_cache``)."""
         if self.arr and arrival < self.arr[-1]:
             raise ValueError(f"arrival must be nondecreasing per instance: {arrival!r} after {self.arr[-1]!r}")
         if prefilled:
@@ -146,9 +191,13 @@ class Instance:
         self.pre.append(1 if prefilled else 0)
         self.first.append(math.nan)
         self.fin.append(math.nan)
+        if self.kvm is not None:                   # (only a prefix cache reads it)
+            self.prefix.append(prefix)
+        self._grow_features(1, [input_len], [output_len])
         return len(self.arr) - 1
 
-    def submit_many(self, arrival: list[float], input_len: list[int], output_len: list[int]) -> None:
+    def submit_many(self, arrival: list[float], input_len: list[int], output_len: list[int],
+                    prefix=None) -> None:
         """``submit`` for many requests at once (not prefilled; arrivals nondecreasing)."""
         n = len(arrival)
         self.arr.extend(arrival)
@@ -157,13 +206,23 @@ class Instance:
         self.pre.extend([0] * n)
         self.first.extend(array("d", [math.nan]) * n)
         self.fin.extend(array("d", [math.nan]) * n)
+        if self.kvm is not None:
+            self.prefix.extend(prefix if prefix is not None else [None] * n)
+        self._grow_features(n, input_len, output_len)
+
+    def _grow_features(self, n, input_len, output_len) -> None:
+        if self.win is not self.inp:
+            self.win.extend(input_len)
+            self.wout.extend(output_len)
+        for values in self.stats.values():
+            values.extend([0] * n)
 
     # --- state, as a gateway sees it at time t ------------------------------------------------
 
     def next_time(self) -> float:
         """When the next step starts: now if work is waiting or running, the next submitted
         arrival if idle, inf if nothing is left."""
-        if self.running or self.admitted < self.visible:
+        if self.running or self.admitted < self.visible or self.requeued:
             return self.now
         if self.visible < len(self.arr):
             return max(self.now, self.arr[self.visible])
@@ -178,10 +237,16 @@ class Instance:
 
     def queue_len(self) -> int:
         """Requests submitted but not yet admitted."""
-        return len(self.arr) - self.admitted
+        return len(self.arr) - self.admitted + len(self.requeued)
 
     def free_kv_tokens(self, t: float) -> int:
+        if self.kvm is not None:               # free blocks now (cached ones count as free)
+            return self.kvm.free_blocks() * self.kvm.B
         return self.setup.kv_capacity_tokens - self.kv_used - (self.last_kv if self.now > t else 0)
+
+    def cached_prefix_tokens(self, prefix, input_len: int) -> int:
+        """Prompt tokens a prefix lookup would find on this instance now (0 without a prefix cache)."""
+        return self.kvm.cached_prefix_tokens(prefix, input_len) if self.kvm is not None else 0
 
     def unfinished_at(self, t: float) -> list[int]:
         """Local ids of requests not finished by time t (lost if the instance fails at t)."""
@@ -201,6 +266,12 @@ class Instance:
         last_done, last_kv = self.last_done, self.last_kv
         any_pre, on_finish = self.any_prefilled, self.on_finish
         known = len(arr)
+        # features (all None / empty by default: the handbook's rule)
+        kvm, spec, prefix = self.kvm, self.spec, self.prefix
+        win, wout, requeued = self.win, self.wout, self.requeued
+        fstep, run_order, swapped, spec_growth = self.fstep, self.run_order, self.swapped, self.spec_growth
+        k1 = spec.k + 1 if spec is not None else 1          # tokens a decoder computes per step
+        stats = self.stats
 
         budget_max, max_seqs, kv_cap = setup.max_num_batched_tokens, setup.max_num_seqs, setup.kv_capacity_tokens
         two_p, flops = 2 * setup.params, setup.peak_flops * setup.mfu
@@ -215,7 +286,7 @@ class Instance:
         while True:
             while visible < known and arr[visible] <= now:
                 visible += 1
-            if running == 0 and admitted == visible:
+            if running == 0 and admitted == visible and not requeued:
                 if visible < known and arr[visible] < until:
                     now = arr[visible]
                     continue
@@ -223,11 +294,17 @@ class Instance:
             if now >= until:
                 break
 
+            if kvm is not None:                        # drop finish entries of preempted decoders
+                while finishes and fstep.get(finishes[0][1]) != finishes[0][0]:
+                    heapq.heappop(finishes)
             # A quiet run: only decoders run and no admission can happen before the next finish.
-            if not prefill and decoders and (
-                    admitted == visible or decoders >= budget_max or running >= max_seqs
-                    or kv_used + inp[admitted] + out[admitted] > kv_cap):
+            if not prefill and decoders and spec is None and (
+                    (admitted == visible and not requeued) or decoders >= budget_max or running >= max_seqs
+                    or (kv_used + inp[admitted] + out[admitted] > kv_cap if kvm is None
+                        else not self._head_fits(requeued[0] if requeued else admitted))):
                 quiet = finishes[0][0] - step          # steps before the next finishing step
+                if kvm is not None:
+                    quiet = kvm.fit_steps(step, quiet)  # ... and before the blocks run out
                 if quiet > 0:
                     limit = arr[visible] if admitted == visible and visible < known else math.inf
                     if until < limit:
@@ -235,13 +312,48 @@ class Instance:
                     t, c, k = quiet_run(setup, now, context, decoders, quiet, limit)
                     log_start.append(now); log_tokens.append(decoders); log_ctx0.append(context)
                     log_grow.append(decoders); log_dec.append(decoders); log_count.append(k); log_pairs.append(0)
+                    if kvm is not None:
+                        kvm.grow(step, k)
                     now, context, step = t, c, step + k
                     last_done = last_kv = 0
                     continue
 
             # An event step: the general rule, touching only the head of the prefill queue.
-            budget = budget_max - decoders
-            tokens = decoders
+            extra, flags, preempted = 0.0, 0, False
+            if kvm is not None:
+                # Paged KV: the decoders' new blocks this step, preempting the most recent if short.
+                need = kvm.need(step)
+                while need > kvm.free_blocks():
+                    preempted = True
+                    r = next(reversed(run_order))      # the most recently admitted
+                    del run_order[r]
+                    if r not in fstep:                 # still in its prompt: the prefill queue's tail
+                        left = prefill.pop()[1]
+                        g, done_r = -1, win[r] - left
+                        context -= done_r
+                        computed = done_r
+                    else:
+                        g = out[r] - (fstep.pop(r) - step + 1)   # tokens generated so far
+                        kvm.stop_decoding(r)
+                        decoders -= 1
+                        context -= inp[r] + g
+                        computed = done_r = inp[r] + g - 1
+                    kvm.release(r, computed, prefix[r])
+                    running -= 1
+                    stats["preemptions"][r] += 1
+                    if kvm.swap_s_per_token:
+                        extra += computed * kvm.swap_s_per_token
+                        flags |= SWAP
+                        swapped[r] = (computed, g, done_r)
+                    elif g >= 1:                       # recompute: prefill prompt + generated again
+                        win[r], wout[r] = inp[r] + g, out[r] - g
+                        pre[r] = 0                     # (a PD arrival's prompt KV is gone too)
+                    requeued.appendleft(r)
+                    need = kvm.need(step)
+                kvm.take_step_blocks(need)
+            budget = budget_max - decoders * k1
+            tokens = decoders * k1
+            dtok = tokens                               # decoders' tokens (speculative: verified ones)
             pairs = 0
             completed = []
             for entry in prefill:
@@ -250,50 +362,123 @@ class Instance:
                     break
                 budget -= give
                 tokens += give
-                pairs += attention_pairs(inp[entry[0]] - entry[1], give)
+                pairs += attention_pairs(win[entry[0]] - entry[1], give)
                 entry[1] -= give
                 if entry[1] == 0:
                     completed.append(entry[0])
             for _ in completed:
                 prefill.popleft()
-            while budget > 0 and running < max_seqs and admitted < visible:
-                r = admitted
-                if kv_used + inp[r] + out[r] > kv_cap:
-                    break
-                kv_used += inp[r] + out[r]
+            while budget > 0 and running < max_seqs and (admitted < visible or requeued) and not preempted:
+                r = requeued[0] if requeued else admitted
+                cached = 0
+                if kvm is None:
+                    if kv_used + inp[r] + out[r] > kv_cap:
+                        break
+                    kv_used += inp[r] + out[r]
+                elif r in swapped:
+                    computed, g, done_r = swapped[r]
+                    if not kvm.admit_blocks(r, computed + 1 if g >= 1 else win[r]):
+                        break
+                    del swapped[r]
+                    extra += computed * kvm.swap_s_per_token
+                    flags |= SWAP
+                    if g >= 1:                         # a decoder again, its KV back
+                        requeued.popleft()
+                        run_order[r] = None
+                        running += 1
+                        budget -= 1
+                        tokens += 1
+                        dtok += 1
+                        context += inp[r] + g
+                        decoders += 1
+                        _start_decoding(self, r, step + out[r] - g - 1, computed + 1, step + 1)
+                        continue
+                    cached = done_r
+                elif any_pre and pre[r]:
+                    if not kvm.admit_blocks(r, inp[r] + 1):   # its prompt's KV and its first token's
+                        break
+                else:
+                    got = kvm.admit(r, win[r], prefix[r])
+                    if got is None:
+                        break
+                    cached, host = got
+                    stats["cached_tokens"][r] += cached
+                    stats["prompt_tokens"][r] += win[r]
+                    if host:
+                        stats["host_tokens"][r] += host
+                        extra += host // kvm.B * kvm.cache.readback_s
+                        flags |= READBACK
+                    if requeued:
+                        flags |= RECOMPUTE
                 running += 1
-                admitted += 1
+                if requeued:
+                    requeued.popleft()
+                else:
+                    admitted += 1
+                if kvm is not None:
+                    run_order[r] = None
                 if any_pre and pre[r]:
                     # Arrives with its prompt's KV: a decoder from this step on (its 2nd token).
-                    budget -= 1
-                    tokens += 1
+                    budget -= k1
+                    tokens += k1
+                    dtok += k1
                     context += inp[r] + 1
                     decoders += 1
-                    heapq.heappush(finishes, (step + out[r] - 2, r))
+                    if kvm is not None:
+                        _start_decoding(self, r, step + out[r] - 2, inp[r] + 1, step + 1)
+                    elif spec is not None:
+                        heapq.heappush(finishes, (_speculate(self, r, out[r] - 1, step), r))
+                    else:
+                        heapq.heappush(finishes, (step + out[r] - 2, r))
                     continue
-                give = min(inp[r], budget)
+                context += cached
+                left = win[r] - cached
+                give = min(left, budget)
                 budget -= give
                 tokens += give
-                pairs += attention_pairs(0, give)
-                if give == inp[r]:
+                pairs += attention_pairs(cached, give)
+                if give == left:
                     completed.append(r)
                 else:
-                    prefill.append([r, inp[r] - give])
+                    prefill.append([r, left - give])
 
             log_start.append(now); log_tokens.append(tokens); log_ctx0.append(context)
             log_grow.append(0); log_dec.append(decoders); log_count.append(1); log_pairs.append(pairs)
-            now += step_time(tokens, context, pairs)
-            context += tokens
+            if spec is not None and dtok:
+                extra += spec.k * spec.draft_cost * step_time(dtok // k1, context)
+            if extra or flags:
+                self.log_extra[len(log_start) - 1] = extra
+                self.log_flags[len(log_start) - 1] = flags
+                now += step_time(tokens, context, pairs) + extra
+            else:
+                now += step_time(tokens, context, pairs)
+            if spec is None:
+                context += tokens
+            else:
+                context += tokens - dtok + spec_growth.pop(step, 0)
 
             freed = []
             while finishes and finishes[0][0] == step:
-                freed.append(heapq.heappop(finishes)[1])
+                r = heapq.heappop(finishes)[1]
+                if kvm is not None:
+                    if fstep.get(r) != step:           # a preempted decoder's old entry
+                        continue
+                    del fstep[r]
+                    kvm.stop_decoding(r)
+                freed.append(r)
                 decoders -= 1
             for r in completed:
-                first[r] = now
+                if first[r] != first[r]:               # NaN: its first token (not a recomputed prefill's)
+                    first[r] = now
                 context += 1
-                if out[r] == 1:
+                if wout[r] == 1:
                     freed.append(r)
+                elif kvm is not None:
+                    _start_decoding(self, r, step + wout[r] - 1, win[r], step + 1)
+                    decoders += 1
+                elif spec is not None:
+                    heapq.heappush(finishes, (_speculate(self, r, out[r] - 1, step + 1), r))
+                    decoders += 1
                 else:
                     heapq.heappush(finishes, (step + out[r] - 1, r))
                     decoders += 1
@@ -301,8 +486,12 @@ class Instance:
             for r in freed:
                 fin[r] = now
                 context -= inp[r] + out[r]
-                kv_used -= inp[r] + out[r]
-                last_kv += inp[r] + out[r]
+                if kvm is None:
+                    kv_used -= inp[r] + out[r]
+                    last_kv += inp[r] + out[r]
+                else:
+                    kvm.release(r, inp[r] + out[r] - 1, prefix[r])
+                    del run_order[r]
                 running -= 1
                 done += 1
             step += 1
@@ -316,6 +505,19 @@ class Instance:
         self.decoders, self.running, self.context, self.kv_used, self.done = decoders, running, context, kv_used, done
         self.last_done, self.last_kv = last_done, last_kv
 
+    def _head_fits(self, r: int) -> bool:
+        """Paged: whether the queue's head may be admitted now (no state changes)."""
+        kvm = self.kvm
+        if r in self.swapped:
+            computed, g, _ = self.swapped[r]
+            tokens = computed + 1 if g >= 1 else self.win[r]
+            return kvm.free_blocks() - (-(-tokens // kvm.B)) >= kvm.watermark
+        if self.pre[r]:
+            return kvm.free_blocks() - (-(-(self.inp[r] + 1) // kvm.B)) >= kvm.watermark
+        # A prefix lookup costs as much as the admission's own: an event step tries it instead
+        # (an event step of decoders only is the quiet run's arithmetic), unless it just failed.
+        return not kvm.refused(r, self.win[r])
+
     def result(self) -> SimResult:
         """Everything submitted so far, in submission order, with the step log."""
         runs = tuple(np.frombuffer(a, dtype=a.typecode) if len(a) else np.zeros(0, a.typecode)
@@ -324,8 +526,35 @@ class Instance:
         setup = self.setup
         first = np.array(self.first, dtype=float)     # copies: the instance may still grow
         fin = np.array(self.fin, dtype=float)
-        return SimResult(self.arr, first, fin, self.inp, self.out,
-                         step_runs=lambda: _expand_steps(setup, *runs))
+        extra, flags = dict(self.log_extra), dict(self.log_flags)
+        counters = {k: np.array(v, dtype=np.int64) for k, v in self.stats.items()}
+        res = SimResult(self.arr, first, fin, self.inp, self.out,
+                        step_runs=lambda: _expand_steps(setup, *runs, extra=extra, flags=flags),
+                        counters=counters)
+        if self.spec is not None:
+            res.spec_k = self.spec.k
+        return res
+
+
+RECOMPUTE, READBACK, SWAP = 1, 2, 4        # step log flags: what an event step contained
+
+
+def _start_decoding(inst: Instance, r: int, finish_step: int, kv_tokens: int, from_step: int) -> None:
+    """Paged: ``r`` decodes from ``from_step`` over ``kv_tokens`` and finishes at ``finish_step``."""
+    inst.fstep[r] = finish_step
+    inst.kvm.start_decoding(r, kv_tokens, from_step)
+    heapq.heappush(inst.finishes, (finish_step, r))
+
+
+def _speculate(inst: Instance, r: int, remaining: int, from_step: int) -> int:
+    """Speculative: draw ``r``'s tokens per decode step from ``from_step``; returns its finish step."""
+    emits = inst.spec.emissions(r, remaining)
+    growth = inst.spec_growth
+    for j, e in enumerate(emits):
+        s = from_step + j
+        growth[s] = growth.get(s, 0) + e
+    inst.stats["spec_steps"][r] += len(emits)
+    return from_step + len(emits) - 1
 
 
 def quiet_run(setup: Setup, now: float, context: int, decoders: int, quiet: int, limit: float):
@@ -406,8 +635,9 @@ _compiled_loop = None
 use_compiled(True)
 
 
-def _expand_steps(setup: Setup, start, tokens, ctx0, grow, dec, count, pairs) -> StepLog:
-    """Rebuild one entry per step from the run-length log, with the engine's exact arithmetic."""
+def _expand_steps(setup: Setup, start, tokens, ctx0, grow, dec, count, pairs, extra=None, flags=None) -> StepLog:
+    """Rebuild one entry per step from the run-length log, with the engine's exact arithmetic.
+    ``extra``/``flags``: seconds beyond the roofline and what the step contained, by log entry."""
     count = np.asarray(count, dtype=np.int64)
     total = int(count.sum())
     run_of_step = np.repeat(np.arange(len(count)), count)
@@ -416,9 +646,18 @@ def _expand_steps(setup: Setup, start, tokens, ctx0, grow, dec, count, pairs) ->
     context = np.asarray(ctx0, dtype=np.int64)[run_of_step] + np.asarray(grow, dtype=np.int64)[run_of_step] * offset
     pairs = np.asarray(pairs, dtype=np.int64)[run_of_step]
     duration = setup.step_times(tokens, context, pairs)
+    extra_s = step_flags = None
+    if extra:
+        first_of_run = np.cumsum(count) - count     # extras are on event steps (runs of one step)
+        at = first_of_run[np.fromiter(extra, dtype=np.int64)]
+        extra_s = np.zeros(total)
+        extra_s[at] = np.fromiter(extra.values(), dtype=float)
+        duration[at] = duration[at] + extra_s[at]
+        step_flags = np.zeros(total, dtype=np.int64)
+        step_flags[at] = np.fromiter(flags.values(), dtype=np.int64)
     return StepLog(duration=duration, tokens=tokens, context=context, pairs=pairs,
                    decoders=np.asarray(dec, dtype=np.int64)[run_of_step],
-                   start=lambda: _step_starts(start, count, duration))
+                   start=lambda: _step_starts(start, count, duration), extra_s=extra_s, flags=step_flags)
 
 
 def _step_starts(run_start, count, duration) -> np.ndarray:

@@ -96,6 +96,7 @@ def summarize(result: SimResult, ttft_slo: float | None, tpot_slo: float | None)
     }
     if failed is not None:
         stats["failed"] = int(failed.sum())
+    stats.update(memory_stats(everything))
     if not result.has_steps:
         stats["itl_p50"] = stats["itl_p99"] = None           # a result built by hand has no steps
     elif int((result.output_len - 1).sum()) > 0:
@@ -104,6 +105,41 @@ def summarize(result: SimResult, ttft_slo: float | None, tpot_slo: float | None)
         stats["itl_p99"] = percentile(gaps, 99, weights=counts)
     else:
         stats["itl_p50"] = stats["itl_p99"] = 0.0            # no request has a second token
+    return stats
+
+
+def memory_stats(result) -> dict:
+    """The memory features' figures, for a result that has them (``{}`` otherwise).
+
+    preemptions         preemptions in the run (a request may count several), and
+    preempted_share     the fraction of requests preempted at least once;
+    prefix_hit_rate     prompt tokens served by the prefix cache / prompt tokens looked up (a
+                        recomputed request's prompt is looked up again), and
+    cached_share        prompt tokens served by the cache / all requests' input tokens;
+    gpu_hit_rate, host_hit_rate   the hit rate per tier (they sum to prefix_hit_rate);
+    spec_tokens_per_step  output tokens after the first / decode steps, and
+    spec_acceptance     accepted drafts / proposed drafts (1 + accepted tokens per step, the last
+                        step of a request capped at what it still needed).
+    """
+    stats = {}
+    pre = getattr(result, "preemptions", None)
+    if pre is not None:
+        stats["preemptions"] = int(pre.sum())
+        stats["preempted_share"] = float((pre > 0).mean())
+        looked = int(result.prompt_tokens.sum())
+        cached = int(result.cached_tokens.sum())
+        stats["prefix_hit_rate"] = cached / looked if looked else 0.0
+        stats["cached_share"] = cached / int(result.input_len.sum())
+        host = int(result.host_tokens.sum())
+        stats["gpu_hit_rate"] = (cached - host) / looked if looked else 0.0
+        stats["host_hit_rate"] = host / looked if looked else 0.0
+    steps = getattr(result, "spec_steps", None)
+    if steps is not None and steps.sum() > 0:
+        k = result.spec_k
+        emitted = int((result.output_len - 1).sum() - (result.output_len[steps == 0] - 1).sum())
+        n = int(steps.sum())
+        stats["spec_tokens_per_step"] = emitted / n
+        stats["spec_acceptance"] = (emitted - n) / (k * n)
     return stats
 
 

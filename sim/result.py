@@ -38,10 +38,16 @@ class StepLog:
     decoders   requests that emitted a non-first output token at its end
     pairs      (query, key) pairs of its prompt chunks' attention (``Setup.attn_flops_per_pair``)
     start      seconds at which the step began (computed on first use, by the given function)
+    extra_s    seconds added beyond the roofline (swap, KV read-back, speculative drafts); zeros
+               without those features
+    flags      what the step contained, bits: 1 recompute (a preempted request's prefill), 2 read-back
+               from the host tier, 4 swap in or out (``recompute``, ``readback``, ``swap``: booleans)
     """
 
-    def __init__(self, duration, tokens, context, decoders, start, pairs=None):
+    def __init__(self, duration, tokens, context, decoders, start, pairs=None, extra_s=None, flags=None):
         self.duration = duration
+        self.extra_s = np.zeros(len(tokens)) if extra_s is None else extra_s
+        self.flags = np.zeros(len(tokens), dtype=np.int64) if flags is None else flags
         self.tokens = tokens
         self.context = context
         self.pairs = np.zeros(len(tokens), dtype=np.int64) if pairs is None else pairs
@@ -55,6 +61,18 @@ class StepLog:
     def start(self) -> np.ndarray:
         return self._start()
 
+    @property
+    def recompute(self) -> np.ndarray:
+        return (self.flags & 1) > 0
+
+    @property
+    def readback(self) -> np.ndarray:
+        return (self.flags & 2) > 0
+
+    @property
+    def swap(self) -> np.ndarray:
+        return (self.flags & 4) > 0
+
 
 class SimResult:
     """Per-request arrays in arrival order, plus the step log.
@@ -62,9 +80,19 @@ class SimResult:
     ``arrival``, ``first_token``, ``finish`` (seconds), ``input_len``, ``output_len`` are numpy
     arrays; ``len(result)`` is the number of requests, and iterating yields ``Request`` records.
     ``steps`` is a ``StepLog``, rebuilt from the engine's run-length log on first use.
+
+    With the memory features on, per-request counters (int arrays, else None): ``preemptions``,
+    ``cached_tokens`` (prompt tokens served by the prefix cache, over its admissions),
+    ``host_tokens`` (of those, read back from the host tier), ``prompt_tokens`` (prompt tokens
+    looked up, over its admissions: a recomputed request counts again) and ``spec_steps`` (decode
+    steps of a speculating request).
     """
 
-    def __init__(self, arrival, first_token, finish, input_len, output_len, step_runs=None):
+    COUNTERS = ("preemptions", "cached_tokens", "host_tokens", "prompt_tokens", "spec_steps")
+
+    def __init__(self, arrival, first_token, finish, input_len, output_len, step_runs=None, counters=None):
+        for name in self.COUNTERS:
+            setattr(self, name, (counters or {}).get(name))
         self.arrival = np.asarray(arrival, dtype=float)
         self.first_token = np.asarray(first_token, dtype=float)
         self.finish = np.asarray(finish, dtype=float)
@@ -75,6 +103,17 @@ class SimResult:
 
     def __len__(self) -> int:
         return len(self.arrival)
+
+    def reordered(self, order) -> "SimResult":
+        """The same run with request ``i`` moved to position ``order[i]`` (a permutation)."""
+        inv = np.empty(len(order), dtype=np.int64)
+        inv[np.asarray(order, dtype=np.int64)] = np.arange(len(order))
+        counters = {k: getattr(self, k)[inv] for k in self.COUNTERS if getattr(self, k) is not None}
+        res = SimResult(self.arrival[inv], self.first_token[inv], self.finish[inv], self.input_len[inv],
+                        self.output_len[inv], step_runs=self._step_runs, counters=counters)
+        if hasattr(self, "spec_k"):
+            res.spec_k = self.spec_k
+        return res
 
     def __iter__(self) -> Iterator[Request]:
         for row in zip(self.arrival.tolist(), self.first_token.tolist(), self.finish.tolist(),

@@ -39,6 +39,12 @@ class Setup:
     kv_bandwidth_ratio      speed of the KV-cache read relative to ``bandwidth`` (attention kernels
                             stream the cache at their own fraction of HBM bandwidth), in (0, 4];
                             1 in the handbook's model
+    kv                      KV policy: None (the handbook's whole reservation at admission),
+                            "paged" or a ``sim.kv.Paged`` (blocks, preemption); see sim/kv/paged.py
+    prefix_cache            None, or a ``sim.kv.PrefixCache``: keep finished requests' KV blocks and
+                            skip cached prompt tokens' compute (needs ``kv`` paged)
+    speculative             None, or a ``sim.speculative.Speculative`` (draft tokens per step,
+                            acceptance rate, draft cost); with the reservation rule only
     """
 
     params: float
@@ -56,9 +62,15 @@ class Setup:
     attn_flops_per_pair: float = 0.0
     attn_mfu: float = 0.5
     kv_bandwidth_ratio: float = 1.0
+    kv: object = None
+    prefix_cache: object = None
+    speculative: object = None
 
     def __post_init__(self) -> None:
+        _check_features(self)
         for f in fields(self):
+            if f.name in FEATURES:
+                continue
             value = getattr(self, f.name)
             if isinstance(value, bool) or not isinstance(value, (int, float)):
                 raise ValueError(f"Setup.{f.name} must be a number, got {value!r}")
@@ -115,6 +127,28 @@ class Setup:
         """``step_time`` over numpy arrays (or a scalar and an array), with the same float operations."""
         compute, memory, serial = self.roofline_terms(tokens, context, pairs)
         return np.maximum(compute, memory) + serial + self.step_overhead + self.comm_s_per_token * tokens
+
+
+FEATURES = ("kv", "prefix_cache", "speculative")      # policy objects, off (None) by default
+
+
+def _check_features(setup: Setup) -> None:
+    from sim.kv import PrefixCache, as_kv_policy
+    from sim.speculative import Speculative
+    object.__setattr__(setup, "kv", as_kv_policy(setup.kv))
+    if setup.prefix_cache is not None:
+        if not isinstance(setup.prefix_cache, PrefixCache):
+            raise ValueError(f"Setup.prefix_cache must be None or a sim.kv.PrefixCache, got {setup.prefix_cache!r}")
+        if setup.kv is None:
+            raise ValueError("Setup.prefix_cache needs Setup.kv='paged' (the cache lives in free KV blocks)")
+    if setup.speculative is not None:
+        if not isinstance(setup.speculative, Speculative):
+            raise ValueError(f"Setup.speculative must be None or a sim.speculative.Speculative, got {setup.speculative!r}")
+        if setup.kv is not None:
+            raise ValueError("Setup.speculative runs with the reservation rule (Setup.kv=None) only")
+    if setup.kv is not None and setup.kv_capacity_tokens < setup.kv.block_size:
+        raise ValueError(f"Setup.kv_capacity_tokens must hold at least one block "
+                         f"(>= block_size = {setup.kv.block_size}), got {setup.kv_capacity_tokens!r}")
 
 
 def attention_pairs(done: int, chunk: int) -> int:

@@ -11,6 +11,11 @@ Arrival processes (open loop unless said otherwise):
                                                            N clients, each sends its next request
                                                            think_s after its previous one finishes
     trace(path)                                            replay a CSV or JSONL file
+    multi_turn(rate, sessions, turns, system_len, message_len, output_len, think_s)
+                                                           chat sessions sharing their history
+    shared_prompts(rate, n, prompts, system_len, input_len, output_len, skew)
+                                                           shared system prompts, Zipf popularity
+                                                           (both in sim/sessions.py, with prefix identity)
 
 Lengths are ints or ``sim.lengths`` distributions; they are drawn from ``seed`` on a stream of
 their own (numpy's generator seeded with ``[seed, 1]`` for prompts and ``[seed, 2]`` for outputs),
@@ -43,6 +48,9 @@ class Workload:
     output_len: tuple
     concurrency: int | None = None
     think_s: float = 0.0
+    prefix: tuple | None = None       # per request: prefix identity for a prefix cache (sim.kv), or None
+    follows: tuple | None = None      # multi-turn: index of the turn each request follows (-1: none)
+    session: tuple | None = None      # per request: its session (what session_affinity hashes)
 
     def __len__(self) -> int:
         return len(self.input_len)
@@ -116,6 +124,9 @@ def trace(path) -> Workload:
     return Workload("trace", tuple(arrival), tuple(inp), tuple(out))
 
 
+from sim.sessions import multi_turn, run_sessions, shared_prompts  # noqa: E402  (they build Workloads)
+
+
 def run(setup: Setup, workload: Workload) -> SimResult:
     """Run a workload through one instance; the same ``SimResult`` as ``sim.simulate``."""
     if not isinstance(setup, Setup):
@@ -123,6 +134,11 @@ def run(setup: Setup, workload: Workload) -> SimResult:
     if not isinstance(workload, Workload):
         raise ValueError(f"workload must be a sim.workload.Workload, got {type(workload).__name__}")
     check_lengths_fit(setup, workload.input_len, workload.output_len)
+    if workload.follows is not None:
+        return run_sessions(setup, workload)
+    if workload.prefix is not None:
+        return run_requests(setup, workload.arrival, workload.input_len, workload.output_len,
+                            prefix=workload.prefix)
     if workload.arrival is None:
         return run_requests(setup, None, workload.input_len, workload.output_len,
                             concurrency=workload.concurrency, think_s=workload.think_s)

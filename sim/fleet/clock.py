@@ -59,7 +59,7 @@ def run_fleet(fleet: Fleet, workload: Workload, *, sessions=None) -> FleetResult
         raise ValueError("workload: a fleet runs open-loop workloads (arrival times), not a closed loop")
     n = len(workload)
     if sessions is None:
-        sessions = range(n)
+        sessions = workload.session if workload.session is not None else range(n)
     elif len(sessions) != n:
         raise ValueError(f"sessions must hold one id per request ({n}), got {len(sessions)}")
     if fleet.disaggregated:
@@ -77,6 +77,7 @@ class _FleetRun:
         self.inp = [int(x) for x in workload.input_len]
         self.out = [int(x) for x in workload.output_len]
         self.sessions = sessions
+        self.prefix = list(workload.prefix) if workload.prefix is not None else [None] * len(self.inp)
         n = self.n = len(self.arrival)
         self.router: Router = make_router(fleet.router, fleet.seed)
         self.needs_state = self.router.needs_state
@@ -148,7 +149,7 @@ class _FleetRun:
             self.sched[w.id] = nt
 
     def _request(self, g):
-        return FleetRequest(g, self.arrival[g], self.inp[g], self.out[g], self.sessions[g])
+        return FleetRequest(g, self.arrival[g], self.inp[g], self.out[g], self.sessions[g], self.prefix[g])
 
     # --- the loop --------------------------------------------------------------------------------
 
@@ -230,7 +231,7 @@ class _FleetRun:
                 pw.lost.append(g)
                 pw.sent_after_failure += 1
                 return
-            lid = pw.submit(g, t, self.inp[g], 1)
+            lid = pw.submit(g, t, self.inp[g], 1, prefix=self.prefix[g])
             self.fw[g], self.fl[g] = pw.id, lid
             if self.out[g] > 1:
                 self.pending[g] = dw.id
@@ -252,7 +253,7 @@ class _FleetRun:
             w.lost.append(g)
             w.sent_after_failure += 1
             return
-        lid = w.submit(g, t, self.inp[g], self.out[g])
+        lid = w.submit(g, t, self.inp[g], self.out[g], prefix=self.prefix[g])
         self.fw[g] = self.dw[g] = w.id
         self.fl[g] = self.dl[g] = lid
 

@@ -39,6 +39,13 @@ def summarize_fleet(result: FleetResult, ttft_slo: float | None = None, tpot_slo
         x = result.transfer_s[~np.isnan(result.transfer_s)]
         stats["transfer_p50"] = percentile(x, 50) if len(x) else None
         stats["transfer_p99"] = percentile(x, 99) if len(x) else None
+    parts = [r for r in result.instance_results if r.preemptions is not None]
+    if parts:                                   # memory features: totals over the instances
+        looked = sum(int(r.prompt_tokens.sum()) for r in parts)
+        cached = sum(int(r.cached_tokens.sum()) for r in parts)
+        stats["preemptions"] = sum(int(r.preemptions.sum()) for r in parts)
+        stats["prefix_hit_rate"] = cached / looked if looked else 0.0
+        stats["host_hit_rate"] = sum(int(r.host_tokens.sum()) for r in parts) / looked if looked else 0.0
     stats["retries"] = int(result.retries.sum())
     stats["errors"] = dict(Counter(e for e in result.error.tolist() if e is not None))
     stats["instances_peak"] = max(up for _, up, _ in result.timeline)

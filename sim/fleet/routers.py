@@ -17,7 +17,8 @@ Two more hooks have defaults:
 Write your own by subclassing ``Router`` (set ``needs_state = False`` if it never reads worker
 state: the fleet then skips bringing every instance up to date at each arrival) and pass the
 object, or register it: ``ROUTERS["mine"] = Mine``. The prefix-cache issue adds a prefix-aware
-router through the same interface.
+router through the same interface: ``prefix_aware`` asks each worker ``cached_prefix_tokens(request)``
+(a gateway's global prefix index would answer the same question).
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ class FleetRequest(NamedTuple):
     input_len: int
     output_len: int
     session: int
+    prefix: tuple | None = None     # prefix identity (sim/kv/prefix_cache.py), when the workload has it
 
 
 class Router:
@@ -157,12 +159,42 @@ class SessionAffinity(Router):
         return workers[owners[k % len(owners)]]
 
 
+class PrefixAware(Router):
+    """The longest cached prefix, with a load guard (SGLang's cache-aware router, simplified).
+
+    Candidates are the workers whose outstanding requests are at most ``max(min + slack,
+    min x ratio)``, min being the least loaded worker's: a hot prefix cannot pile every request on
+    the instance that holds it. Among them, the most prompt tokens cached on the GPU (exact: the
+    instance's own cache), then fewer outstanding requests, then the lowest id."""
+
+    name = "prefix_aware"
+
+    def __init__(self, seed: int = 0, slack: int = 4, ratio: float = 1.5):
+        super().__init__(seed)
+        self.slack, self.ratio = slack, ratio
+
+    def select_worker(self, request, workers):
+        loads = [w.outstanding for w in workers]
+        low = min(loads)
+        cap = max(low + self.slack, low * self.ratio)
+        ask = request.prefix is not None          # without prefix identity: the least loaded
+        best, key = None, None
+        for w, load in zip(workers, loads):
+            if load > cap:
+                continue
+            k = (w.cached_prefix_tokens(request) if ask else 0, -load)
+            if key is None or k > key:
+                best, key = w, k
+        return best
+
+
 def _hash(text: str) -> int:
     return int.from_bytes(hashlib.md5(text.encode()).digest()[:8], "big")
 
 
 ROUTERS: dict[str, type[Router]] = {cls.name: cls for cls in
-                                     (RoundRobin, Random, LeastRequests, LeastKV, PowerOfTwo, SessionAffinity)}
+                                     (RoundRobin, Random, LeastRequests, LeastKV, PowerOfTwo, SessionAffinity,
+                                      PrefixAware)}
 
 
 def make_router(router, seed: int = 0) -> Router:

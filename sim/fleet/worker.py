@@ -71,6 +71,10 @@ class Worker:
     def free_kv_tokens(self) -> int:
         return self.instance.free_kv_tokens(self._now())
 
+    def cached_prefix_tokens(self, request) -> int:
+        """Prompt tokens of ``request`` this instance's prefix cache holds now (0 without one)."""
+        return self.instance.cached_prefix_tokens(request.prefix, request.input_len)
+
     def queue_age(self) -> float:
         """Seconds the oldest request not yet admitted has waited (0 when none waits)."""
         inst = self.instance
@@ -86,9 +90,10 @@ class Worker:
             self.instance.advance(t)
             self.next_t = self.instance.next_time()
 
-    def submit(self, g: int, t: float, input_len: int, output_len: int, prefilled: bool = False) -> int:
+    def submit(self, g: int, t: float, input_len: int, output_len: int, prefilled: bool = False,
+               prefix=None) -> int:
         self.bring_to(t)
-        lid = self.instance.submit(t, input_len, output_len, prefilled=prefilled)
+        lid = self.instance.submit(t, input_len, output_len, prefilled=prefilled, prefix=prefix)
         self.local.append(g)
         self.next_t = self.instance.next_time()
         return lid

@@ -1,0 +1,232 @@
+"""Paged KV with preemption (vLLM's block manager), behind the four calls the scheduler makes.
+
+The handbook's rule (``Reserve``, the default: ``Setup.kv = None``) reserves a request's whole KV,
+``input_len + output_len`` tokens, at admission and never preempts. ``Paged`` hands KV out in blocks
+of ``block_size`` tokens as a request grows:
+
+- admission needs the prompt's blocks (less those a prefix cache already holds) and leaves at least
+  ``watermark`` x all blocks free (vLLM's guard against preempting right after admitting);
+- a request computing its token number n (counting the prompt) needs block ``ceil(n / B)``: a
+  decoding request whose KV holds L tokens needs a new block in a step where L is a multiple of B.
+  The token a request emits last is never computed, so a request holds at most
+  ``ceil((input_len + output_len - 1) / B)`` blocks;
+- in a step where the decoders' new blocks outnumber the free ones, running requests are preempted
+  from the most recently admitted until the rest fit (vLLM: the scheduler pops ``running``'s tail),
+  and that step admits no one. A victim goes back to the queue's head (victims in admission order),
+  with its KV either dropped (``recompute``: on readmission it prefills its prompt plus the tokens it
+  had generated, and the end of that prefill emits its next token) or copied to host memory
+  (``swap``: ``tokens x kv_bytes_per_token / swap_gbs`` seconds are added to the step that swaps it
+  out and to the one that swaps it back in; host memory is not bounded).
+
+Aggregates keep the engine exact and fast: a decoder's KV grows by one token a step, so whether it
+needs a block at step s depends only on ``(L - s) mod B``, fixed while it decodes. Counting
+decoders per phase gives every step's new blocks without touching a request, and the number of
+steps a quiet run can take before the blocks run out.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sim.kv.prefix_cache import BlockCache, PrefixCache, block_keys, cacheable_blocks
+from sim.validate import check_int, check_number
+
+PREEMPTION = ("recompute", "swap")
+
+
+@dataclass(frozen=True)
+class Reserve:
+    """The handbook's rule: reserve input_len + output_len tokens at admission, never preempt."""
+
+    name = "reserve"
+
+
+@dataclass(frozen=True)
+class Paged:
+    """KV in blocks of ``block_size`` tokens, preempting the most recently admitted when short.
+
+    block_size  tokens per block, a whole number >= 1 (vLLM's default 16)
+    watermark   fraction of all blocks that admission leaves free, in [0, 1) (vLLM: 0.01)
+    preemption  "recompute" (drop the KV, prefill again) or "swap" (copy it to host memory)
+    swap_gbs    GB/s of the host link used by swap (required for "swap")
+    """
+
+    block_size: int = 16
+    watermark: float = 0.01
+    preemption: str = "recompute"
+    swap_gbs: float | None = None
+    name = "paged"
+
+    def __post_init__(self):
+        check_int("Paged.block_size", self.block_size, 1)
+        check_number("Paged.watermark", self.watermark, 0, strict=False, note="(fraction of blocks, < 1)")
+        if not self.watermark < 1:
+            raise ValueError(f"Paged.watermark must be in [0, 1), got {self.watermark!r}")
+        if self.preemption not in PREEMPTION:
+            raise ValueError(f"Paged.preemption must be one of {PREEMPTION}, got {self.preemption!r}")
+        if self.preemption == "swap" or self.swap_gbs is not None:
+            if self.swap_gbs is None:
+                raise ValueError("Paged.swap_gbs must be given (> 0 GB/s) for preemption='swap'")
+            check_number("Paged.swap_gbs", self.swap_gbs, 0, note="(GB/s)")
+
+
+KV_POLICIES = {"reserve": Reserve, "paged": Paged}
+
+
+def as_kv_policy(value):
+    """``Setup.kv``: None (the handbook's reservation), a name in ``KV_POLICIES`` or a policy object."""
+    if value is None or isinstance(value, Paged):
+        return value
+    if isinstance(value, Reserve):
+        return None
+    if isinstance(value, str) and value in KV_POLICIES:
+        return as_kv_policy(KV_POLICIES[value]())
+    raise ValueError(f"Setup.kv must be None, one of {sorted(KV_POLICIES)} or a sim.kv policy, got {value!r}")
+
+
+class BlockManager:
+    """The blocks of one instance: counts of plain free blocks, decoders per phase, and the prefix
+    cache's named blocks. The engine calls ``admit``, ``start_decoding``/``stop_decoding``,
+    ``need``/``fit_steps``/``grow`` and ``release``."""
+
+    def __init__(self, setup):
+        policy: Paged = setup.kv
+        B = self.B = policy.block_size
+        self.num_blocks = setup.kv_capacity_tokens // B
+        self.watermark = int(policy.watermark * self.num_blocks)
+        self.plain = self.num_blocks                 # free blocks holding nothing worth keeping
+        self.cnt = [0] * B                           # decoders per phase (L - step) mod B
+        self.decoders = 0
+        self.phase: dict[int, int] = {}
+        self.base: dict[int, int] = {}               # blocks allocated for the prompt
+        self.held: dict[int, list[int]] = {}         # named blocks a request holds (its prefix hits)
+        cfg: PrefixCache | None = setup.prefix_cache
+        self.cache = BlockCache(cfg, B, setup.kv_bytes_per_token, setup) if cfg is not None else None
+        self.releases = 0                            # KV releases so far (they can unblock the head)
+        self.blocked = None                          # (request, prompt, releases, free): the head last refused
+        self.swap_s_per_token = (setup.kv_bytes_per_token / (policy.swap_gbs * 1e9)
+                                 if policy.preemption == "swap" else 0.0)
+
+    def free_blocks(self) -> int:
+        return self.plain + (len(self.cache.lru) if self.cache is not None else 0)
+
+    def _allocate(self, n: int) -> None:
+        take = n if n <= self.plain else self.plain
+        self.plain -= take
+        if n > take:
+            self.cache.evict(n - take)
+
+    def _lookup(self, prompt: int, prefix):
+        B, cache = self.B, self.cache
+        if cache is None or not prefix:
+            return None, 0, 0, 0
+        keys = block_keys(prefix, min(cacheable_blocks(prefix, B), (prompt - 1) // B), B)
+        return (keys, *cache.lookup(keys))
+
+    def refused(self, r: int, prompt: int) -> bool:
+        """Whether ``admit`` of this head is sure to fail again: it failed, and since then no KV was
+        released and no block freed (allocations and evictions only shrink what fits and what hits)."""
+        b = self.blocked
+        return (b is not None and b[0] == r and b[1] == prompt and b[2] == self.releases
+                and self.free_blocks() <= b[3])
+
+    def fits(self, prompt: int, prefix) -> bool:
+        """Whether ``admit`` would succeed now (no state changes)."""
+        _, hit, on_host, free_hits = self._lookup(prompt, prefix)
+        return self.free_blocks() - free_hits - (-(-prompt // self.B) - hit + on_host) >= self.watermark
+
+    def admit(self, r: int, prompt: int, prefix) -> tuple[int, int] | None:
+        """Blocks for a prompt of ``prompt`` tokens, after a prefix lookup: (cached tokens, of which
+        read back from the host), or None when it does not fit."""
+        B = self.B
+        blocks = -(-prompt // B)
+        keys, hit, on_host, free_hits = self._lookup(prompt, prefix)
+        new = blocks - hit + on_host                  # host hits need GPU blocks too
+        if self.free_blocks() - free_hits - new < self.watermark:
+            self.blocked = (r, prompt, self.releases, self.free_blocks())
+            return None
+        if hit:
+            self.cache.take(keys[:hit])
+            self.held[r] = keys[:hit]
+        self._allocate(new)
+        self.base[r] = blocks
+        return hit * B, on_host * B
+
+    def admit_blocks(self, r: int, tokens: int) -> bool:
+        """Blocks for KV that arrives whole (swapped back in, or a PD transfer): ``tokens``."""
+        new = -(-tokens // self.B)
+        if self.free_blocks() - new < self.watermark:
+            return False
+        self._allocate(new)
+        self.base[r] = new
+        return True
+
+    def start_decoding(self, r: int, kv_tokens: int, step: int) -> None:
+        """From ``step`` on, ``r`` computes one token a step over ``kv_tokens`` (then +1 a step)."""
+        ph = (kv_tokens - step) % self.B
+        self.cnt[ph] += 1
+        self.phase[r] = ph
+        self.decoders += 1
+
+    def stop_decoding(self, r: int) -> None:
+        self.cnt[self.phase.pop(r)] -= 1
+        self.decoders -= 1
+
+    def need(self, step: int) -> int:
+        """New blocks the decoders need in ``step``."""
+        return self.cnt[-step % self.B]
+
+    def _needs(self, step: int, k: int) -> int:
+        full, part = divmod(k, self.B)
+        total = full * self.decoders
+        cnt, B = self.cnt, self.B
+        for s in range(step, step + part):
+            total += cnt[-s % B]
+        return total
+
+    def fit_steps(self, step: int, k: int) -> int:
+        """How many of the ``k`` decode-only steps from ``step`` get their blocks without preempting."""
+        free = self.free_blocks()
+        D = self.decoders
+        if D * (-(-k // self.B)) <= free:
+            return k
+        cycles = free // D                          # each B steps take one block per decoder
+        j = cycles * self.B
+        used = cycles * D
+        cnt, B = self.cnt, self.B
+        while j < k:
+            used += cnt[-(step + j) % B]
+            if used > free:
+                return j
+            j += 1
+        return k
+
+    def grow(self, step: int, k: int) -> None:
+        """Hand out the blocks of ``k`` decode-only steps from ``step`` (they fit: ``fit_steps``)."""
+        n = self._needs(step, k)
+        if n:
+            self._allocate(n)
+
+    def take_step_blocks(self, n: int) -> None:
+        self._allocate(n)
+
+    def release(self, r: int, computed: int, prefix) -> None:
+        """``r`` lets go of its KV, ``computed`` tokens of it written (finish or preemption)."""
+        B = self.B
+        self.releases += 1
+        total = max(self.base.pop(r), -(-computed // B))
+        held = self.held.pop(r, ())
+        if self.cache is not None and prefix:
+            named = block_keys(prefix, min(cacheable_blocks(prefix, B), computed // B), B)
+            dup = self.cache.release(held, named)
+            self.plain += total - len(named) + dup
+        else:
+            self.plain += total
+
+    def cached_prefix_tokens(self, prefix, input_len: int) -> int:
+        """Tokens of a prompt a lookup would find on the GPU now (for a prefix-aware router)."""
+        if self.cache is None or not prefix:
+            return 0
+        B = self.B
+        keys = block_keys(prefix, min(cacheable_blocks(prefix, B), (input_len - 1) // B), B)
+        return self.cache.cached_prefix(keys) * B

@@ -1,0 +1,288 @@
+"""A plain reference for the memory features (sim/kv, sim/speculative), written to be obviously
+right rather than fast: one object per request, one block id per block, every running request
+touched at every step. The rules are the ones documented in sim/kv/paged.py,
+sim/kv/prefix_cache.py and sim/speculative.py:
+
+- running requests in admission order; decoders take 1 token (k + 1 when speculating), prompts
+  then take chunks while the budget lasts; then the queue's head is admitted while it fits;
+- paged: before the work, every decoder whose blocks are full needs one; while they outnumber the
+  free blocks (plain + cached-but-unused), the last admitted running request is preempted (to the
+  queue's head; recompute or swap). The step's blocks are then handed out: plain ones first, then
+  the least recently used cached block is evicted (to the host tier, if any). No admission in a
+  step that preempted. Admission takes the prompt's blocks after a prefix lookup, and leaves the
+  watermark free;
+- the step lasts step_time(tokens, context, pairs) plus swap, read-back and draft seconds.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict, deque
+from dataclasses import dataclass, field
+
+from sim.kv.prefix_cache import KEY_SHIFT
+
+
+@dataclass
+class KReq:
+    id: int
+    arrival: float
+    input_len: int
+    output_len: int
+    prefix: tuple | None
+    prefilled: bool
+    prompt: int = 0               # this attempt's prompt (input_len + generated after a recompute)
+    gen0: int = 0                 # tokens generated before this attempt
+    prompt_done: int = 0
+    generated: int = 0
+    computed: int = 0             # tokens whose KV is written
+    blocks: list = field(default_factory=list)
+    swapped: bool = False
+    first_token: float | None = None
+    finish: float | None = None
+    preemptions: int = 0
+    cached: int = 0
+    host: int = 0
+    spec_steps: int = 0
+    rng: object = None
+
+    def decoding(self):
+        return self.prompt_done == self.prompt
+
+    def contribution(self):
+        return self.prompt_done + self.generated - self.gen0
+
+
+def name(prefix, j, B):
+    """Block j's name: the first segment covering all of it."""
+    for key, end in prefix or ():
+        if end >= (j + 1) * B:
+            return (key << KEY_SHIFT) | j
+    return None
+
+
+class Pool:
+    def __init__(self, setup):
+        kv, pc = setup.kv, setup.prefix_cache
+        self.B = kv.block_size
+        self.n = setup.kv_capacity_tokens // self.B
+        self.watermark = int(kv.watermark * self.n)
+        self.plain = list(range(self.n))
+        self.ref = [0] * self.n
+        self.hash = [None] * self.n
+        self.cached = {}                  # name -> block id
+        self.lru = OrderedDict()          # block id -> None, named and unused, oldest first
+        self.host = OrderedDict()         # name -> None
+        self.host_cap = pc.host_tokens // self.B if pc is not None else 0
+
+    def free(self):
+        return len(self.plain) + len(self.lru)
+
+    def alloc(self):
+        if self.plain:
+            b = self.plain.pop()
+        else:
+            b, _ = self.lru.popitem(last=False)
+            h = self.hash[b]
+            del self.cached[h]
+            self.hash[b] = None
+            if self.host_cap:
+                self.host[h] = None
+                if len(self.host) > self.host_cap:
+                    self.host.popitem(last=False)
+        self.ref[b] = 1
+        return b
+
+    def release(self, r, use_cache):
+        full = r.computed // self.B
+        for j in range(len(r.blocks) - 1, -1, -1):
+            b = r.blocks[j]
+            if use_cache and j < full and self.hash[b] is None:
+                h = name(r.prefix, j, self.B)
+                if h is not None and h not in self.cached:
+                    self.hash[b] = h
+                    self.cached[h] = b
+                    self.host.pop(h, None)
+            self.ref[b] -= 1
+            if self.ref[b] == 0:
+                if self.hash[b] is not None:
+                    self.lru[b] = None
+                else:
+                    self.plain.append(b)
+        r.blocks = []
+
+
+def plain_kv_run(setup, arrivals, inputs, outputs, prefixes=None, prefilled=None):
+    n = len(arrivals)
+    prefixes = prefixes or [None] * n
+    prefilled = prefilled or [False] * n
+    reqs = [KReq(i, a, inp, o, p, pf) for i, (a, inp, o, p, pf)
+            in enumerate(zip(arrivals, inputs, outputs, prefixes, prefilled))]
+    for r in reqs:
+        r.prompt = r.input_len
+        if r.prefilled:
+            r.prompt_done, r.generated, r.computed = r.input_len, 1, r.input_len
+    paged, spec, pc = setup.kv is not None, setup.speculative, setup.prefix_cache
+    pool = Pool(setup) if paged else None
+    B = pool.B if paged else 1
+    k1 = spec.k + 1 if spec else 1
+    swap_s = (setup.kv_bytes_per_token / (setup.kv.swap_gbs * 1e9)
+              if paged and setup.kv.preemption == "swap" else 0.0)
+    if pc is not None and pool.host_cap:
+        readback_s = B * setup.kv_bytes_per_token / (pc.host_link_gbs * 1e9)
+        recompute_s = 2 * setup.params * B / (setup.peak_flops * setup.mfu)
+    pending, waiting, running = list(reqs), deque(), []
+    kv_used, now, done, steps = 0, 0.0, 0, []
+    while done < n:
+        while pending and pending[0].arrival <= now:
+            waiting.append(pending.pop(0))
+        if not waiting and not running:
+            now = pending[0].arrival
+            continue
+        extra, flags, preempted = 0.0, 0, False
+        if paged:
+            needers = [r for r in running if r.decoding() and r.computed == len(r.blocks) * B]
+            while len(needers) > pool.free():
+                v = running.pop()
+                preempted = True
+                v.preemptions += 1
+                pool.release(v, pc is not None)
+                if v in needers:
+                    needers.remove(v)
+                if swap_s:
+                    extra += v.computed * swap_s
+                    flags |= 4
+                    v.swapped = True
+                else:
+                    v.gen0 = v.generated
+                    v.prompt = v.input_len + v.generated
+                    v.prompt_done = v.computed = 0
+                waiting.appendleft(v)
+            for r in needers:
+                r.blocks.append(pool.alloc())
+        budget = setup.max_num_batched_tokens
+        work = []
+        for r in running:
+            if r.decoding():
+                work.append((r, k1))
+                budget -= k1
+        for r in running:
+            if not r.decoding():
+                give = min(r.prompt - r.prompt_done, budget)
+                if give <= 0:
+                    break
+                work.append((r, give))
+                budget -= give
+        while waiting and budget > 0 and len(running) < setup.max_num_seqs and not preempted:
+            r = waiting[0]
+            if not paged:
+                if kv_used + r.input_len + r.output_len > setup.kv_capacity_tokens:
+                    break
+                kv_used += r.input_len + r.output_len
+            elif r.swapped:
+                need = -(-(r.computed + 1 if r.decoding() else r.prompt) // B)
+                if pool.free() - need < pool.watermark:
+                    break
+                r.blocks = [pool.alloc() for _ in range(need)]
+                extra += r.computed * swap_s
+                flags |= 4
+                r.swapped = False
+            elif r.prefilled and r.preemptions == 0:
+                need = -(-(r.input_len + 1) // B)
+                if pool.free() - need < pool.watermark:
+                    break
+                r.blocks = [pool.alloc() for _ in range(need)]
+            else:
+                hits, on_host = [], 0                 # names hit, in order
+                if pc is not None:
+                    last = min((r.prompt - 1) // B, (r.prefix[-1][1] // B) if r.prefix else 0)
+                    for j in range(last):
+                        h = name(r.prefix, j, B)
+                        if h in pool.cached:
+                            hits.append(h)
+                        elif h in pool.host:
+                            hits.append(h)
+                            on_host += 1
+                        else:
+                            break
+                    if on_host and readback_s > recompute_s:
+                        k = 0
+                        while k < len(hits) and hits[k] in pool.cached:
+                            k += 1
+                        hits, on_host = hits[:k], 0
+                free_hits = sum(1 for h in hits if h in pool.cached and pool.ref[pool.cached[h]] == 0)
+                blocks = -(-r.prompt // B)
+                if pool.free() - free_hits - (blocks - len(hits) + on_host) < pool.watermark:
+                    break
+                taken = []
+                for h in hits:                         # GPU hits held first, host ones leave the host
+                    if h in pool.cached:
+                        b = pool.cached[h]
+                        pool.lru.pop(b, None)
+                        pool.ref[b] += 1
+                        taken.append(("gpu", b))
+                    else:
+                        del pool.host[h]
+                        taken.append(("host", h))
+                fresh = [pool.alloc() for _ in range(blocks - len(hits) + on_host)]
+                r.blocks = []
+                for tier, t in taken:
+                    if tier == "gpu":
+                        r.blocks.append(t)
+                    else:                              # read back into a fresh block
+                        b = fresh.pop(0)
+                        pool.hash[b] = t
+                        pool.cached[t] = b
+                        r.blocks.append(b)
+                r.blocks += fresh
+                r.prompt_done = r.computed = len(hits) * B
+                r.cached += len(hits) * B
+                r.host += on_host * B
+                if on_host:
+                    extra += on_host * readback_s
+                    flags |= 2
+                if r.preemptions:
+                    flags |= 1
+            waiting.popleft()
+            running.append(r)
+            if r.decoding():
+                work.append((r, k1))
+                budget -= k1
+            else:
+                give = min(r.prompt - r.prompt_done, budget)
+                work.append((r, give))
+                budget -= give
+        tokens = sum(g for _, g in work)
+        context = sum(r.contribution() for r in running)
+        pairs = sum(r.prompt_done + j + 1 for r, g in work if not r.decoding() for j in range(g))
+        decs = sum(1 for r, _ in work if r.decoding())
+        if spec and decs:
+            extra += spec.k * spec.draft_cost * setup.step_time(decs, context)
+        steps.append((now, tokens, context, pairs, extra, flags))
+        now += setup.step_time(tokens, context, pairs) + extra if (extra or flags) else \
+            setup.step_time(tokens, context, pairs)
+        for r, give in work:
+            if not r.decoding():
+                r.prompt_done += give
+                r.computed += give
+                if r.prompt_done == r.prompt:
+                    r.generated += 1
+                    if r.first_token is None:
+                        r.first_token = now
+            else:
+                if spec:
+                    if r.rng is None:
+                        r.rng = spec.rng(r.id)
+                    r.generated += spec.draw(r.rng, r.output_len - r.generated)
+                    r.spec_steps += 1
+                else:
+                    r.generated += 1
+                r.computed += 1
+            if r.generated == r.output_len:
+                r.finish = now
+                running.remove(r)
+                done += 1
+                if paged:
+                    pool.release(r, pc is not None)
+                else:
+                    kv_used -= r.input_len + r.output_len
+    return reqs, steps, pool
