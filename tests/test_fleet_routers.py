@@ -130,7 +130,7 @@ def test_a_learner_router_and_the_completion_hook():
 
 
 def test_registry_names():
-    assert set(ROUTERS) == {"round_robin", "random", "least_requests", "least_kv", "power_of_two", "prefix_aware",
+    assert set(ROUTERS) == {"round_robin", "random", "least_requests", "least_kv", "power_of_two",
                             "session_affinity", "prefix_aware"}
 
 
