@@ -65,7 +65,7 @@ class FleetRow:
     decode: int               # PD: decode instances; colocated: 0
     instances: int
     slo_ok: float             # fraction of requests within both SLOs
-    keeps_up: bool            # first tokens and finishes keep pace with arrivals (sizing.keeps_up)
+    keeps_up: bool            # finishes (PD: and first tokens) keep pace with arrivals (sizing.keeps_up)
     ttft_p99: float           # seconds
     tpot_p99: float
     itl_p99: float
@@ -98,7 +98,8 @@ def simulate_fleet(fleet: Fleet, load: Workload) -> FleetRow:
     else:
         p, d = 0, 0
         util = (st["colocated_utilisation"],)
-    up = keeps_up(res.first_token, res.arrival) and keeps_up(res.finish, res.arrival)
+    # as size_fleet judges: finishes keep pace; for PD the prefill pool's first tokens too
+    up = keeps_up(res.finish, res.arrival) and (not res.disaggregated or keeps_up(res.first_token, res.arrival))
     return FleetRow(p, d, p + d if p else st["colocated_instances"], st["slo_ok"], up, st["ttft_p99"],
                     st["tpot_p99"], st["itl_p99"], util)
 
@@ -129,9 +130,9 @@ def format_fleet_rows(rows: list[FleetRow]) -> str:
 
 # --- routing on sessions ---------------------------------------------------------------------------
 
-def session_load(seed: int = 0) -> Workload:
+def session_load(sessions: int = SESSIONS, seed: int = 0) -> Workload:
     """Multi-turn chat sessions shaped like the chapter's requests (see the constants above)."""
-    return multi_turn(SESSION_RATE, SESSIONS, TURNS, SYSTEM_LEN, MESSAGE_LEN, OUTPUT_LEN,
+    return multi_turn(SESSION_RATE, sessions, TURNS, SYSTEM_LEN, MESSAGE_LEN, OUTPUT_LEN,
                       think_s=THINK_S, seed=seed)
 
 
