@@ -49,6 +49,8 @@ FIGURES = [
     (CH01, "result = simulate(setup, 16", r"ITL\s+p50\s+[\d.]+ ms\s+p99\s+([\d.]+) ms",
      lambda v: f"超过 {int(float(v)) // 10 * 10} 毫秒"),
     (CH01, "compute ceiling", r"= ([\d.]+) req/s", "约 {} 个请求"),
+    (CH01, "for rate, t50, t99", r"^\s*17 req/s .*TPOT p50\s+[\d.]+ p99\s+([\d.]+) ms",
+     lambda v: "17 req/s 时 P99 TPOT 已超过 50 ms" if float(v) > 50 else f"17 req/s: {v}"),
     (CH01, "for seed in range(5)", r"seed 0: ([\d.]+)", lambda v: f"在 {float(v):.1f} 到"),
     (CH01, "for seed in range(5)", r"seed 1: ([\d.]+)", lambda v: f"到 {float(v):.1f} req/s 之间"),
     (CH01, "little = explain.littles_law", r"measured L .*: ([\d.]+)", lambda v: f"约 {round(float(v))} 个请求"),
