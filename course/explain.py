@@ -11,7 +11,11 @@ interview:
   TTFT;
 * at high load every token (prompt or output) costs ``2 * params`` FLOPs, so the instance cannot
   finish more than ``peak_flops * mfu / (2 * params * (input_len + output_len))`` requests a second;
-  the latency curve bends up (its knee) as the offered rate approaches that ceiling.
+  the latency curve bends up (its knee) as the offered rate approaches that ceiling;
+* a pure decode step of B requests, each over ``context`` cached tokens, computes B tokens and reads
+  the weights plus B x context tokens of KV: it turns compute bound at the smallest B where the
+  matmul term of ``Setup.roofline_terms`` reaches the read term (``decode_crossover``). The KV read
+  grows with B too, so the crossover sits well above weight-read time x FLOP/s / (2 x params).
 """
 
 from __future__ import annotations
@@ -36,7 +40,8 @@ class Estimate:
     tokens_per_s: float           # peak_flops * mfu / (2 * params): tokens/s at full compute
     kv_bytes_per_request: float   # kv_bytes_per_token * (input_len + output_len)
     kv_requests: int              # requests whose whole reservation fits in the KV cache at once
-    decode_batch_compute_bound: float  # decoders above which a pure decode step is compute bound
+    decode_context: float         # tokens each decoder has cached, on average: input_len + output_len / 2
+    decode_batch_compute_bound: float  # fewest decoders (at decode_context) whose step is compute bound
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -60,8 +65,26 @@ def estimate(setup: Setup, input_len: int, output_len: int) -> Estimate:
         tokens_per_s=flops / (2 * setup.params),
         kv_bytes_per_request=setup.kv_bytes_per_token * (input_len + output_len),
         kv_requests=setup.kv_capacity_tokens // (input_len + output_len),
-        decode_batch_compute_bound=weight_read * flops / (2 * setup.params),
+        decode_context=input_len + output_len / 2,
+        decode_batch_compute_bound=decode_crossover(setup, input_len + output_len / 2),
     )
+
+
+def decode_crossover(setup: Setup, context: float, limit: int = 1 << 24) -> float:
+    """The fewest decoders, each over ``context`` cached tokens, whose pure decode step is compute
+    bound: the smallest B with matmul time >= the read time (weights + B x context tokens of KV) in
+    ``Setup.roofline_terms``, the terms ``Setup.step_time`` takes the larger of. ``inf`` when even
+    ``limit`` decoders stay memory bound (the KV read per decoder outgrows its FLOPs)."""
+    def compute_bound(b: int) -> bool:
+        compute, memory, _ = setup.roofline_terms(b, b * context)
+        return compute >= memory
+    if not compute_bound(limit):
+        return math.inf
+    lo, hi = 0, limit                  # compute_bound(hi) holds; both terms are linear in b
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        lo, hi = (lo, mid) if compute_bound(mid) else (mid, hi)
+    return float(hi)
 
 
 BOUND_ZH = {

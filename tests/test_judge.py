@@ -356,7 +356,7 @@ def test_maintainer_check_catches_a_wrong_statement(tmp_path):
     root = tmp_path / "problems"
     shutil.copytree(P184.folder, root / P184.folder.name)
     md = root / P184.folder.name / "problem.md"
-    md.write_text(md.read_text(encoding="utf-8").replace('"gpus": 256', '"gpus": 257'), encoding="utf-8")
+    md.write_text(md.read_text(encoding="utf-8").replace('"gpus": 232', '"gpus": 233'), encoding="utf-8")
     problem = catalog.load_problem(root / P184.folder.name)
     issues = checker.static_issues(problem)
     assert any("differs" in i for i in issues)

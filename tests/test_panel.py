@@ -273,7 +273,24 @@ def test_estimates_are_the_chapters_arithmetic():
     assert e.tpot_floor_s * 1e3 == pytest.approx(4.13, abs=0.01)
     assert e.ttft_floor_s * 1e3 == pytest.approx(46.1, abs=0.05)
     assert e.compute_rate == pytest.approx(17.94, abs=0.01)
-    assert e.decode_batch_compute_bound == pytest.approx(118, abs=1)
+    assert e.decode_context == 2250
+    assert e.decode_batch_compute_bound == 309          # the KV read moves it from 119 (weights only)
+    assert explain.decode_crossover(panel.chapter_setup(), 0) == 119
+
+
+@pytest.mark.parametrize("context", [0, 500, 2250, 3000])
+def test_decode_crossover_is_where_step_time_turns_compute_bound(context):
+    setup = panel.chapter_setup()
+    b = int(explain.decode_crossover(setup, context))
+    memory_only = lambda n: (setup.weight_bytes + setup.kv_bytes_per_token * n * context) / setup.bandwidth
+    assert setup.step_time(b - 1, (b - 1) * context) == pytest.approx(memory_only(b - 1) + setup.step_overhead)
+    assert setup.step_time(b, b * context) == pytest.approx(2 * setup.params * b / (setup.peak_flops * setup.mfu)
+                                                            + setup.step_overhead)
+
+
+def test_decode_crossover_is_infinite_when_kv_outgrows_the_flops():
+    setup = panel.chapter_setup()
+    assert explain.decode_crossover(setup, 3700) == math.inf       # each decoder reads more than it computes
 
 
 def test_littles_law_holds_on_simulated_data():

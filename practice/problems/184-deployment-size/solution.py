@@ -20,6 +20,12 @@ def _fraction(name, value):
         raise ValueError(f"{name} must be in (0, 1], got {value!r}")
 
 
+def _factor(name, value):
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not value >= 1 \
+            or not math.isfinite(value):
+        raise ValueError(f"{name} must be a finite number >= 1, got {value!r}")
+
+
 def _count(name, value):
     if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
         raise ValueError(f"{name} must be an integer >= 1, got {value!r}")
@@ -64,7 +70,7 @@ def prefill_rps(input_len, *, params, gpus_per_instance, gpu_tflops, mfu=0.4):
 
 def plan(qps, input_len, output_len, tpot_ms, *, params, weight_bytes, kv_bytes_per_token,
          gpus_per_instance, gpu_mem_gb, gpu_bandwidth_gbs, gpu_tflops, mfu=0.4, mem_util=0.9,
-         reserve_gb=4.0, overhead_ms=0.0, headroom=0.7):
+         reserve_gb=4.0, overhead_ms=0.0, headroom=1.3):
     """Size a chat service in a decode pool and a prefill pool."""
     _positive("qps", qps)
     _count("input_len", input_len)
@@ -81,7 +87,7 @@ def plan(qps, input_len, output_len, tpot_ms, *, params, weight_bytes, kv_bytes_
     _fraction("mem_util", mem_util)
     _non_negative("reserve_gb", reserve_gb)
     _non_negative("overhead_ms", overhead_ms)
-    _fraction("headroom", headroom)
+    _factor("headroom", headroom)
 
     avg_context = input_len + output_len / 2
     bandwidth_gbs = gpus_per_instance * gpu_bandwidth_gbs
@@ -106,10 +112,10 @@ def plan(qps, input_len, output_len, tpot_ms, *, params, weight_bytes, kv_bytes_
     bound = "kv" if kv_batch <= tpot_batch else "tpot"
     step_ms = step(batch)
     decode_rps = batch / (output_len * step_ms / 1e3)
-    decode_instances = math.ceil(qps / (decode_rps * headroom))
+    decode_instances = math.ceil(qps * headroom / decode_rps)
     p_rps = prefill_rps(input_len, params=params, gpus_per_instance=gpus_per_instance,
                         gpu_tflops=gpu_tflops, mfu=mfu)
-    prefill_instances = math.ceil(qps / (p_rps * headroom))
+    prefill_instances = math.ceil(qps * headroom / p_rps)
     return {
         "batch": batch,
         "bound": bound,

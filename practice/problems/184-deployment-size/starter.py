@@ -33,7 +33,7 @@ def prefill_rps(input_len, *, params, gpus_per_instance, gpu_tflops, mfu=0.4):
 
 def plan(qps, input_len, output_len, tpot_ms, *, params, weight_bytes, kv_bytes_per_token,
          gpus_per_instance, gpu_mem_gb, gpu_bandwidth_gbs, gpu_tflops, mfu=0.4, mem_util=0.9,
-         reserve_gb=4.0, overhead_ms=0.0, headroom=0.7):
+         reserve_gb=4.0, overhead_ms=0.0, headroom=1.3):
     """Return {"batch", "bound", "step_ms", "decode_rps", "decode_instances", "prefill_rps",
     "prefill_instances", "gpus"} as described in problem.md.
     """

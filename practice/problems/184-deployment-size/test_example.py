@@ -9,8 +9,8 @@ EXAMPLE = {
                "gpus_per_instance": 8, "gpu_mem_gb": 80, "gpu_bandwidth_gbs": 3350, "gpu_tflops": 989},
     "rtol": 1e-6,
     "expected": {"batch": 547, "bound": "kv", "step_ms": 20.27209552238806,
-                 "decode_rps": 53.96580727393526, "decode_instances": 6,
-                 "prefill_rps": 11.302857142857142, "prefill_instances": 26, "gpus": 256},
+                 "decode_rps": 53.96580727393526, "decode_instances": 5,
+                 "prefill_rps": 11.302857142857142, "prefill_instances": 24, "gpus": 232},
 }
 
 

@@ -172,6 +172,7 @@ BAD_PLAN = [
     ("mfu", dict(mfu=0)),
     ("mem_util", dict(mem_util=1.2)),
     ("headroom", dict(headroom=0)),
+    ("headroom", dict(headroom=0.7)),
     ("reserve_gb", dict(reserve_gb=-1)),
     ("overhead_ms", dict(overhead_ms=-0.5)),
     ("gpus_per_instance", dict(gpus_per_instance=0)),
@@ -181,7 +182,8 @@ BAD_PLAN = [
     ("kv_bytes_per_token", dict(kv_bytes_per_token=0)),
     ("weight_bytes", dict(weight_bytes=float("nan"))),
     ("mem_util", dict(mem_util=0)),
-    ("headroom", dict(headroom=1.01)),
+    ("headroom", dict(headroom=0.999)),
+    ("headroom", dict(headroom=float("inf"))),
     ("reserve_gb", dict(reserve_gb=float("inf"))),
     ("gpu_mem_gb", dict(gpu_mem_gb=float("inf"))),
     ("qps", dict(qps=float("inf"))),
@@ -228,7 +230,7 @@ def _random_configs(n, seed=184):
             gpus_per_instance=rng.choice([1, 2, 4, 8]), gpu_mem_gb=rng.choice([24, 48, 80, 141]),
             gpu_bandwidth_gbs=rng.uniform(800, 4800), gpu_tflops=rng.uniform(100, 2000),
             mfu=rng.uniform(0.2, 0.7), mem_util=rng.uniform(0.8, 0.95), reserve_gb=rng.uniform(0, 6),
-            overhead_ms=rng.uniform(0, 3), headroom=rng.uniform(0.5, 1.0))
+            overhead_ms=rng.uniform(0, 3), headroom=rng.uniform(1.0, 1.6))
         try:
             reference.plan(**cfg)
         except ValueError:
