@@ -292,10 +292,16 @@ def kv_sessions(seed: int = 0) -> Workload:
                                output_len=400, think_s=60, prompts=4, seed=seed)
 
 
-KV_TIER_OPTIONS = (("无前缀缓存", None),
-                   ("只用 GPU", PrefixCache()),
-                   ("GPU + DRAM（200 GB/s）", PrefixCache(host_tokens=6_000_000, host_link_gbs=200)),
-                   ("GPU + 慢链路（5 GB/s）", PrefixCache(host_tokens=6_000_000, host_link_gbs=5)))
+KV_TIER_OPTIONS = (("no cache", None),
+                   ("gpu", PrefixCache()),
+                   ("gpu+dram 200GB/s", PrefixCache(host_tokens=6_000_000, host_link_gbs=200)),
+                   ("gpu+dram 5GB/s", PrefixCache(host_tokens=6_000_000, host_link_gbs=5)))
+KV_TIER_COLUMNS = {"tiers": ("tiers", "{}"), "hit": ("hit", "{:.2f}"), "host_hit": ("host hit", "{:.2f}"),
+                   "ttft_p50_ms": ("p50 TTFT ms", "{:.0f}"), "ttft_p99_ms": ("p99 TTFT ms", "{:,.0f}"),
+                   "tpot_p99_ms": ("p99 TPOT ms", "{:.1f}"), "slo_ok": ("SLO met", "{:.1%}")}
+PD_COLUMNS = {"layout": ("layout", "{}"), "rate": ("req/s", "{:.0f}"), "ttft_p99_s": ("p99 TTFT s", "{:.2f}"),
+              "tpot_p99_ms": ("p99 TPOT ms", "{:.1f}"), "slo_ok": ("SLO met", "{:.1%}"),
+              "goodput_per_gpu": ("goodput/GPU", "{:.2f}")}
 
 
 def kv_tier_compare(options=KV_TIER_OPTIONS, ttft_slo: float = 1.0, tpot_slo: float = 0.05) -> list[dict]:
@@ -392,7 +398,7 @@ class GatewayRun:
     windows: tuple               # (window start s, SLO attainment) per 5 s of arrivals
 
     def row(self) -> dict:
-        return {"router": self.router, "failure": "是" if self.failure else "否", "hit": self.hit,
+        return {"router": self.router, "failure": "yes" if self.failure else "no", "hit": self.hit,
                 "ttft_p50_ms": self.ttft_p50_s * 1e3, "ttft_p99_ms": self.ttft_p99_s * 1e3,
                 "slo_ok": self.slo_ok, "imbalance": self.imbalance, "retries": self.retries}
 
@@ -420,9 +426,9 @@ def gateway(router: str = "prefix_aware", instances: int = 8, session_rate: floa
                       tuple((w, ok) for w, _, ok in st["slo_by_window"]))
 
 
-GATEWAY_COLUMNS = {"router": ("router", "{}"), "failure": ("故障", "{}"), "hit": ("命中率", "{:.2f}"),
-                   "ttft_p50_ms": ("p50 TTFT ms", "{:.0f}"), "ttft_p99_ms": ("p99 TTFT ms", "{:.0f}"),
-                   "slo_ok": ("达标", "{:.1%}"), "imbalance": ("不均衡", "{:.2f}"), "retries": ("重试", "{}")}
+GATEWAY_COLUMNS = {"router": ("router", "{}"), "failure": ("failure", "{}"), "hit": ("hit", "{:.2f}"),
+                   "ttft_p50_ms": ("p50 TTFT ms", "{:.0f}"), "ttft_p99_ms": ("p99 TTFT ms", "{:,.0f}"),
+                   "slo_ok": ("SLO met", "{:.1%}"), "imbalance": ("imbalance", "{:.2f}"), "retries": ("retries", "{}")}
 
 
 def gateway_chart(run_: GatewayRun, title: str = ""):
@@ -610,3 +616,8 @@ def rollout_tail(requests: int = 256, input_len: int = 1000, mean_output: int = 
             "makespan_s": makespan, "t90_s": t90, "tail_share": (makespan - t90) / makespan,
             "tokens_by_t90": by_t90 / tokens, "tokens_per_s_to_t90": full, "tokens_per_s_overall": overall,
             "tail_efficiency": overall / full}
+
+
+def gateway_compare(failure: bool, routers=ROUTER_OPTIONS, **kw) -> str:
+    """``gateway`` for each router, as a text table (the notebook prints it)."""
+    return format_rows([gateway(r, failure=failure, **kw).row() for r in routers], GATEWAY_COLUMNS)
