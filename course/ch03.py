@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import html
 import math
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 
@@ -431,6 +432,9 @@ GATEWAY_COLUMNS = {"router": ("router", "{}"), "failure": ("failure", "{}"), "hi
                    "slo_ok": ("SLO met", "{:.1%}"), "imbalance": ("imbalance", "{:.2f}"), "retries": ("retries", "{}")}
 
 
+_gateway_cached = lru_cache(maxsize=64)(gateway)       # the panel: moving a control back is instant
+
+
 def gateway_chart(run_: GatewayRun, title: str = ""):
     """Two plots: requests served per instance (left) and SLO attainment per 5 s of arrivals
     (right, the failure and its detection marked)."""
@@ -438,14 +442,15 @@ def gateway_chart(run_: GatewayRun, title: str = ""):
     chart = Chart(2, title=title or f"{ROUTER_ZH[run_.router]}，{run_.instances} 个实例"
                   + ("，实例 0 故障" if run_.failure else ""))
     ids = np.arange(run_.instances)
-    chart.add(0, "requests", ids, run_.per_instance, color="#1f77b4")
-    chart.axes(0, xlabel="实例编号", ylabel="处理的请求数", ylim=(0, max(run_.per_instance) * 1.15 + 1))
+    chart.add(0, "请求数", ids, run_.per_instance, color="#1f77b4")
+    chart.axes(0, xlabel="实例编号", ylabel="处理的请求数", xlim=(-0.5, run_.instances - 0.5),
+               ylim=(0, max(run_.per_instance) * 1.15 + 1))
     t = [w + 2.5 for w, _ in run_.windows]
-    chart.add(1, "slo", t, [ok for _, ok in run_.windows], color="#2ca02c")
-    chart.hline(1, "target", 0.99, color="#d62728")
+    chart.add(1, "达标比例", t, [ok for _, ok in run_.windows], color="#2ca02c")
+    chart.hline(1, "目标 99%", 0.99, color="#d62728")
     if run_.failure:
-        chart.vline(1, "failure", FAIL_AT_S, color="#7f7f7f")
-        chart.vline(1, "detected", FAIL_AT_S + DETECT_S, color="#ff7f0e")
+        chart.vline(1, "故障", FAIL_AT_S, color="#7f7f7f")
+        chart.vline(1, "发现故障", FAIL_AT_S + DETECT_S, color="#ff7f0e")
     chart.axes(1, xlabel="到达时间 (s)", ylabel="满足 SLO 的比例", ylim=(0, 1.05))
     return chart
 
@@ -500,7 +505,7 @@ class GatewayPanel:
 
     def update(self) -> GatewayRun:
         self.busy.value = "<i>模拟中……</i>"
-        self.last = gateway(**self.values())
+        self.last = _gateway_cached(**self.values())
         self.figures.value = gateway_html(self.last)
         self.chart.value = gateway_chart(self.last).svg()
         self.busy.value = ""

@@ -180,7 +180,7 @@ def test_panel_updates_from_its_controls():
     assert p.last.router == "session_affinity" and p.last.hit > first.hit
     p.controls["failure"].value = True
     assert p.last.failure and p.last.retries >= 0
-    assert set(ch03.gateway_chart(p.last).labels()) >= {"requests", "slo", "failure", "detected"}
+    assert set(ch03.gateway_chart(p.last).labels()) >= {"请求数", "达标比例", "目标 99%", "故障", "发现故障"}
 
 
 # ---- the executed notebook -----------------------------------------------------------------------
