@@ -288,11 +288,11 @@ def _plot_svg(p, left, right, top, bottom):
     for t in _ticks(x0, x1, p["logx"]):
         X = sx(t)
         out.append(f'<line x1="{X:.1f}" y1="{top}" x2="{X:.1f}" y2="{bottom}" stroke="#eee"/>'
-                   f'<text x="{X:.1f}" y="{bottom + 13}" text-anchor="middle">{t:g}</text>')
+                   f'<text x="{X:.1f}" y="{bottom + 13}" text-anchor="middle">{t + 0.0:g}</text>')
     for t in _ticks(y0, y1, p["logy"]):
         Y = sy(t)
         out.append(f'<line x1="{left:.1f}" y1="{Y:.1f}" x2="{right:.1f}" y2="{Y:.1f}" stroke="#eee"/>'
-                   f'<text x="{left - 4:.1f}" y="{Y + 4:.1f}" text-anchor="end">{t:g}</text>')
+                   f'<text x="{left - 4:.1f}" y="{Y + 4:.1f}" text-anchor="end">{t + 0.0:g}</text>')
     out.append(f'<text x="{(left + right) / 2:.1f}" y="{bottom + 27}" text-anchor="middle">{_esc(p["xlabel"])}</text>')
     out.append(f'<text transform="translate({left - 40:.1f},{(top + bottom) / 2:.1f}) rotate(-90)" '
                f'text-anchor="middle">{_esc(p["ylabel"])}</text>')

@@ -9,7 +9,7 @@ import nbformat
 import pytest
 
 NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
-CHAPTERS = ["01-load-testing.ipynb", "02-system-design.ipynb"]
+CHAPTERS = ["01-load-testing.ipynb", "02-system-design.ipynb", "03-design-answers-1.ipynb"]
 EXAMPLE = Path(__file__).resolve().parent / "data" / "chapter_example.py"
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 WIDGET_STATE = "application/vnd.jupyter.widget-state+json"

@@ -1,0 +1,243 @@
+"""course.ch03: the chapter's hand estimates, its simulations (small and fast versions), its panel
+driven without a kernel, and the executed notebook: every figure the prose quotes is printed by a
+cell."""
+
+import math
+import re
+from pathlib import Path
+
+import nbformat
+import numpy as np
+import pytest
+
+from course import ch03
+from sim import presets
+
+NOTEBOOK = Path(__file__).resolve().parent.parent / "notebooks" / "03-design-answers-1.ipynb"
+
+
+# ---- estimates ---------------------------------------------------------------------------------
+
+def test_table_formats_numbers_as_the_chapter_prints_them():
+    text = ch03.table({"a_tokens": 750000.0, "b_ms": 8.1923, "c": 0.00522, "ok": True, "n": 96})
+    assert text.splitlines() == ["a_tokens  750,000", "b_ms      8.19", "c         0.00522", "ok        True",
+                                 "n         96"]
+
+
+def test_moe_demand_counts_only_uncached_prompt_tokens():
+    d = ch03.moe_demand(500, 3000, 800, prefix_hit=0.5)
+    assert d["prefill_tokens_per_s"] == 750_000 and d["decode_tokens_per_s"] == 400_000
+    active = presets.model("deepseek-v3").active_params
+    assert d["prefill_pflops"] == pytest.approx(750_000 * 2 * active / 1e15)
+    assert ch03.moe_demand(500, 3000, 800, prefix_hit=0.0)["prefill_tokens_per_s"] == 1_500_000
+
+
+def test_moe_parts_split_the_671b_model():
+    p = ch03.moe_parts()
+    assert p["routed_expert_gb"] == pytest.approx(58 * 256 * 3 * 7168 * 2048 / 1e9)
+    assert p["routed_expert_gb"] + p["replicated_gb"] == pytest.approx(presets.model("deepseek-v3").total_params / 1e9)
+    assert p["kv_bytes_per_token"] == 61 * (512 + 64)
+
+
+def test_all_to_all_bytes_shrink_with_node_limit_and_local_share():
+    full = ch03.a2a_bytes_per_token(10**9)                       # (almost) every destination remote
+    assert full == pytest.approx(58 * 4 * 7168 * 3, rel=1e-6)
+    assert ch03.a2a_bytes_per_token(8) == 0                     # one node: all NVLink
+    assert ch03.a2a_bytes_per_token(32) == pytest.approx(full * 0.75, rel=1e-6)
+    assert ch03.a2a_bytes_per_token(32, node_limit=8) == pytest.approx(2 * ch03.a2a_bytes_per_token(32))
+
+
+def test_prefill_pool_is_whole_instances_of_its_ep_size():
+    p = ch03.moe_prefill_gpus(500, 3000, 0.5, ep=32)
+    assert p["gpus"] % 32 == 0 and p["gpus"] >= p["gpus_exact"] > p["gpus"] - 32
+    assert p["tokens_per_s_per_gpu"] == pytest.approx(1e6 / max(p["compute_us_per_token"], p["a2a_us_per_token"]))
+    more = ch03.moe_prefill_gpus(500, 3000, 0.0, ep=32)           # no prefix hits: about twice the GPUs
+    assert more["gpus_exact"] > 1.9 * p["gpus_exact"]
+
+
+def test_decode_pool_is_the_smallest_that_meets_tpot():
+    d = ch03.moe_decode_gpus(500, 3000, 800, tpot_s=0.05)
+    assert d["ok"] and d["step_ms"] <= 50 and d["gpus"] % 8 == 0
+    smaller = ch03.moe_decode_step(d["gpus"] - 8, 500, 3000, 800, 0.05)
+    assert not smaller["ok"]
+    assert d["sequences"] == pytest.approx(500 * 800 * 0.05)
+    tight = ch03.moe_decode_gpus(500, 3000, 800, tpot_s=0.03)
+    assert tight["gpus"] > d["gpus"]
+
+
+def test_moe_cost_rounds_each_pool_to_nodes():
+    c = ch03.moe_cost(96, 48, 500, 3000, 800, headroom=1.3, usd_per_gpu_hour=3.0)
+    assert c["gpus"] == 128 + 64 and c["usd_per_hour"] == 576
+    assert c["usd_per_million_output"] == pytest.approx(576 / (500 * 800 * 3600) * 1e6)
+
+
+def test_free_prefill_tokens_is_the_weight_read_in_flops():
+    s = ch03.deepseek_setup()
+    t = s.weight_bytes / s.bandwidth
+    assert ch03.free_prefill_tokens(s) * 2 * s.params == pytest.approx(t * s.peak_flops * s.mfu)
+
+
+def test_kv_tiers_and_break_even():
+    k = ch03.kv_tiers(10_000, 5000)
+    assert k["kv_per_session_gb"] == pytest.approx(10_000 * 163840 / 1e9)
+    assert k["gpu_sessions"] < k["dram_sessions"] < k["ssd_sessions"]
+    r = ch03.readback_vs_recompute(10_000, dram_gbs=200, ssd_gbs=48)
+    assert r["dram_readback_ms"] < r["ssd_readback_ms"] < r["recompute_ms"]
+    at = ch03.readback_vs_recompute(10_000, dram_gbs=r["break_even_gbs"])
+    assert at["dram_readback_ms"] == pytest.approx(at["recompute_ms"])
+
+
+def test_prefix_index_size():
+    x = ch03.prefix_index(200, 5000, 3000, kv_tokens_per_instance=1_600_000, block_tokens=16, entry_bytes=50)
+    assert x["blocks_m"] == pytest.approx(20.0) and x["index_gb"] == pytest.approx(1.0)
+    assert x["lookups_per_s_m"] == pytest.approx(5000 * 3000 / 16 / 1e6)
+
+
+def test_lora_adapter_by_hand_for_llama_3_8b():
+    a = ch03.lora_adapter("llama-3-8b", rank=16)
+    per_layer = (4096 + 4096) + 2 * (4096 + 1024) + (4096 + 4096) + 3 * (4096 + 14336)
+    assert a["params_m"] == pytest.approx(32 * 16 * per_layer / 1e6)
+    assert a["adapter_mb"] == pytest.approx(2 * a["params_m"])
+    assert ch03.lora_fit(100, gpu_slots_gb=1, dram_gb=10) == {"on_gpu": 10, "in_dram": 100}
+    s = ch03.lora_swap(100, pcie_gbs=25, tpot_s=0.02)
+    assert s["dram_ms"] == pytest.approx(4.0) and s["dram_steps"] == pytest.approx(0.2)
+    o = [ch03.lora_batch_overhead(k)["step_overhead"] for k in (1, 8, 32)]
+    assert o[0] == pytest.approx(a["share_of_base"]) and o[2] == pytest.approx(32 * o[0])
+
+
+def test_rollout_estimates():
+    t = ch03.rollout_tokens(512, 16, 1000, 4000)
+    assert t["sequences"] == 8192 and t["decode_tokens_m"] == pytest.approx(32.768)
+    g = ch03.rollout_gpus(3e7, 1000, 300, tail_efficiency=0.5)
+    assert g["async_gpus"] == 100 and g["sync_gpus"] == 200
+    w = ch03.weight_sync(100, instances=10, sender_gbs=100, receiver_gbs=50, hop_s=0.01, disk_gbs=2)
+    assert w["push_s"] == pytest.approx(10.0) and w["relay_s"] == pytest.approx(2.1) and w["checkpoint_s"] == 50
+
+
+def test_rollout_tail_shows_a_long_tail():
+    r = ch03.rollout_tail(64, 500, 1000, cv=1.0, max_output=4000)
+    assert r["t90_s"] < r["makespan_s"] and 0 < r["tail_efficiency"] < 1
+    assert r["tokens_per_s_overall"] < r["tokens_per_s_to_t90"]
+    flat = ch03.rollout_tail(64, 500, 1000, cv=0.05, max_output=4000)
+    assert flat["tail_efficiency"] > r["tail_efficiency"]
+
+
+# ---- simulations -------------------------------------------------------------------------------
+
+def test_jittered_sessions_keep_turn_order_and_prefixes():
+    w = ch03.sessions(2.0, 4, seconds=5)
+    arr = np.array(w.arrival)
+    assert np.all(np.diff(arr) >= 0)
+    gaps = []
+    for i, f in enumerate(w.follows):
+        if f >= 0:
+            assert f < i and w.session[f] == w.session[i]
+            assert w.input_len[i] == w.input_len[f] + w.output_len[f] + 300
+            assert w.prefix[i][-1][0] == w.prefix[f][-1][0]          # the session's key
+            gaps.append(arr[i] - arr[f])
+    assert 2.5 <= min(gaps) and max(gaps) <= 7.5 and np.std(gaps) > 0.5
+
+
+def test_gateway_affinity_beats_round_robin_on_hits():
+    rr = ch03.gateway("round_robin", 4, 3.0, seconds=8)
+    pa = ch03.gateway("prefix_aware", 4, 3.0, seconds=8)
+    sa = ch03.gateway("session_affinity", 4, 3.0, seconds=8)
+    assert sa.hit > rr.hit + 0.2 and pa.hit > rr.hit + 0.2
+    assert sum(rr.per_instance) == rr.requests and rr.retries == 0
+
+
+def test_gateway_failure_retries_and_lowers_attainment():
+    ok = ch03.gateway("least_requests", 4, 3.0, seconds=25)
+    bad = ch03.gateway("least_requests", 4, 3.0, failure=True, seconds=25)
+    assert bad.failure and bad.retries > 0 and bad.slo_ok <= ok.slo_ok
+    assert bad.per_instance[0] < min(bad.per_instance[1:])
+    with pytest.raises(ValueError):
+        ch03.gateway("nearest", 4)
+
+
+def test_pd_compare_rows():
+    rows = ch03.pd_compare(20, layouts=((4, 0), (1, 3)), seconds=10)
+    assert [r["layout"] for r in rows] == ["colocated x4", "PD 1:3"]
+    assert all(0 <= r["slo_ok"] <= 1 and r["goodput_per_gpu"] > 0 for r in rows)
+
+
+def test_kv_tier_slow_link_recomputes_instead_of_reading_back():
+    rows = {r["tiers"]: r for r in ch03.kv_tier_compare(ch03.KV_TIER_OPTIONS[1:])}
+    gpu, fast, slow = rows["gpu"], rows["gpu+dram 200GB/s"], rows["gpu+dram 5GB/s"]
+    assert slow == {**gpu, "tiers": slow["tiers"]}
+    assert fast["host_hit"] > 0 and fast["hit"] > gpu["hit"] and fast["ttft_p99_ms"] < gpu["ttft_p99_ms"]
+
+
+# ---- the panel, without a kernel -----------------------------------------------------------------
+
+def test_panel_updates_from_its_controls():
+    p = ch03.GatewayPanel(router="round_robin", instances=4, session_rate=1.0, failure=False)
+    first = p.last
+    assert first.router == "round_robin" and not first.failure
+    assert p.chart.value.startswith("<svg") and "</svg>" in p.chart.value
+    assert "前缀命中率" in p.figures.value and p.busy.value == ""
+    p.controls["router"].value = "session_affinity"            # an observer reruns the simulation
+    assert p.last.router == "session_affinity" and p.last.hit > first.hit
+    p.controls["failure"].value = True
+    assert p.last.failure and p.last.retries >= 0
+    assert set(ch03.gateway_chart(p.last).labels()) >= {"请求数", "达标比例", "目标 99%", "故障", "发现故障"}
+
+
+# ---- the executed notebook -----------------------------------------------------------------------
+
+# Figures the prose quotes, each printed by some cell (as the prose writes it).
+QUOTED = [
+    "750,000", "400,000", "654", "17.1", "35,136", "109", "74.8", "9,168", "81.8", "96", "5.11",
+    "48", "417", "48.5", "34.6", "144", "192", "576", "0.0842",
+    "1.19", "1.16", "1.03", "96.3%", "10.68", "16.6%", "67.8", "68.3%", "17.5 ms", "1,473",
+    "1.64", "8.19", "308", "915", "18,310", "34.1", "223", "7.35",
+    "22.1%", "0.67", "39,038", "69.6%", "0.92", "0.26", "117", "100.0%",
+    "1.85", "0.47", "0.46", "191", "371", "0.88", "33", "1.23", "0.86", "79", "1.02",
+    "60.1%", "61.9%", "96.8%", "3,962", "1.35", "99.0%", "1,223",
+    "83.9", "95", "5,960", "3.36", "67.1", "4.2%", "16.7%",
+    "8,192", "32.8", "0.512", "98.8", "61.7", "0.375", "14,633", "9,886", "0.676", "60", "89",
+    "2.82", "0.208", "35.3",
+]
+
+
+def _notebook():
+    return nbformat.read(NOTEBOOK, as_version=4)
+
+
+def _outputs(nb) -> str:
+    return "\n".join(o.get("text", "") for c in nb.cells if c.cell_type == "code" for o in c.outputs
+                     if o.output_type == "stream")
+
+
+def test_every_quoted_figure_is_printed_and_quoted():
+    nb = _notebook()
+    out = _outputs(nb)
+    prose = "\n".join(c.source for c in nb.cells if c.cell_type == "markdown")
+    tokens = set(re.findall(r"\d[\d,]*(?:\.\d+)?%?", out)) | set(re.findall(r"\d[\d,]*(?:\.\d+)? ms", out))
+    unprinted = [f for f in QUOTED if f not in tokens]
+    unquoted = [f for f in QUOTED if f not in prose]
+    assert not unprinted, f"quoted but no cell prints them: {unprinted}"
+    assert not unquoted, f"in the list but the prose no longer quotes them: {unquoted}"
+
+
+def test_percentages_in_the_prose_come_from_outputs():
+    """Every 'NN.N%' the prose states is printed somewhere (the tables print one decimal)."""
+    nb = _notebook()
+    out = _outputs(nb)
+    prose = "\n".join(c.source for c in nb.cells if c.cell_type == "markdown")
+    for pct in set(re.findall(r"\d+\.\d%", prose)):
+        assert pct in out, f"the prose says {pct}, no cell prints it"
+
+
+def test_notebook_links_the_chapter_03_problems_and_has_a_judge_template():
+    from practice import catalog
+    nb = _notebook()
+    prose = "\n".join(c.source for c in nb.cells if c.cell_type == "markdown")
+    ids = [p.id for p in catalog.all_problems() if p.chapter == "03"]
+    assert ids
+    for pid in ids:
+        assert f"| {pid} |" in prose, f"problem {pid} (chapter 03) is not linked"
+    judge = [c for c in nb.cells if c.cell_type == "code" and c.source.startswith("%%judge")]
+    assert len(judge) == 1 and "--examples" in judge[0].source.splitlines()[0]
+    assert not any(o.output_type == "error" for o in judge[0].outputs)
+    assert "思考题" in prose
