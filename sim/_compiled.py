@@ -21,8 +21,6 @@ _LOOP = _EVENT = None
 _TRIED = False
 SIGNATURE = ("Tuple((float64, int64, int64))(float64, int64, int64, int64, float64, float64, float64, "
              "float64, float64, float64, float64, float64, float64, float64)")
-EVENT_SIGNATURE = ("int64(float64[::1], int64[::1], float64[::1], int64[:, ::1], float64[::1], float64[::1], "
-                   "int64[::1], int64[:, ::1], float64[::1], int64[:, ::1], int64[:, ::1])")
 HEAP_PUSH_SIGNATURE = "int64(int64[::1], int64, int64)"
 HEAP_POP_SIGNATURE = "int64(int64[::1], int64)"
 
@@ -60,12 +58,21 @@ def _build() -> None:
                 loop = jit(SIGNATURE, engine._quiet_loop)
                 push = jit(HEAP_PUSH_SIGNATURE, engine._heap_push)
                 pop = jit(HEAP_POP_SIGNATURE, engine._heap_pop)
-                event = jit(EVENT_SIGNATURE, _calling(engine._event_loop, _quiet_loop=loop,
+                event = jit(_event_signature(numba), _calling(engine._event_loop, _quiet_loop=loop,
                                                       _heap_push=push, _heap_pop=pop))
             _LOOP, _EVENT = loop, event
             break
         except Exception:                        # pragma: no cover - a broken numba install
             _LOOP = _EVENT = None
+
+
+def _event_signature(numba):
+    """(f, s, arrival, req, first, fin, work, log_start, log_i): numpy arrays, and the Instance's own
+    ``array('d')`` of first-token and finish times (numba reads and writes them in place)."""
+    from array import array
+    t = numba.types
+    f64, i64, i64_2d, times = t.float64[::1], t.int64[::1], t.int64[:, ::1], numba.typeof(array("d"))
+    return t.int64(f64, i64, f64, i64_2d, times, times, i64_2d, f64, i64_2d)
 
 
 def _calling(fn, **compiled):

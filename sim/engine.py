@@ -173,7 +173,7 @@ class Instance:
         self.log_flags: dict[int, int] = {}
         # The handbook's rule runs in the compiled event loop when numba is on (``_event_loop``);
         # any feature, or no numba, runs the Python loop of ``advance``.
-        self.fast = (_FastState(setup) if _compiled_event is not None and self.kvm is None
+        self.fast = (_FastState(setup, _compiled_event) if _compiled_event is not None and self.kvm is None
                      and self.spec is None else None)
 
     # --- taking requests ---------------------------------------------------------------------
@@ -515,27 +515,31 @@ class Instance:
         """``advance`` through the compiled ``_event_loop`` (the handbook's rule only). The loop
         returns to Python to flush its step log, to grow its buffers, and after each step with
         finishes when ``on_finish`` is set (the callbacks run here, as in ``advance``)."""
-        fast, arr, on_finish = self.fast, self.arr, self.on_finish
-        if not arr:
+        fast, arr, on_finish, now = self.fast, self.arr, self.on_finish, self.now
+        # The loop's first lines, when they end the call (a driver often asks for no step at all).
+        known, visible = len(arr), self.visible
+        while visible < known and arr[visible] <= now:
+            visible += 1
+        if (not (visible < known and arr[visible] < until) if self.running == 0 and self.admitted == visible
+                else now >= until):
+            self.visible = visible
             return
         f, s = fast.f, fast.s
-        f[F_NOW], f[F_UNTIL] = self.now, until
-        s[:S_SCALARS] = (self.step, self.visible, self.admitted, self.decoders, self.running, self.context,
-                         self.kv_used, self.done, self.last_done, self.last_kv, len(arr),
+        f[F_NOW], f[F_UNTIL] = now, until
+        s[:S_SCALARS] = (self.step, visible, self.admitted, self.decoders, self.running, self.context,
+                         self.kv_used, self.done, self.last_done, self.last_kv, known,
                          self.any_prefilled, on_finish is not None)
         while True:
             if fast.synced < len(arr):
                 fast.sync(self)
                 s[S_KNOWN] = len(arr)
-            first, fin = np.frombuffer(self.first, np.float64), np.frombuffer(self.fin, np.float64)
-            status = _compiled_event(f, s, fast.arr, fast.req, first, fin, fast.heap, fast.pf,
-                                     fast.log_start, fast.log_i, fast.tmp)
-            del first, fin                             # (a callback may submit: the arrays grow)
+            status = fast.loop(f, s, fast.arr, fast.req, self.first, self.fin, fast.work, fast.log_start,
+                               fast.log_i)
             if s[S_LOG_M]:
                 fast.flush(self)
             if status == FINISHED:
                 self.now = now = float(f[F_NOW])       # the callback may look at the instance
-                for r in fast.tmp[1, :s[S_LAST_DONE]].tolist():
+                for r in fast.work[W_FREED, :s[S_LAST_DONE]].tolist():
                     on_finish(r, now)
             elif status == GROW:
                 fast.grow()
@@ -673,13 +677,16 @@ S_SCALARS = S_ON_FINISH + 1          # the ones copied from and back to the Inst
 DONE, LOG_FULL, FINISHED, GROW = range(4)   # why _event_loop returned
 R_BITS, R_MASK = 32, (1 << 32) - 1          # a finish-heap entry (step, r) is step << 32 | r
 LOG_CAP = 4096                               # step-log entries buffered per call
+W_HEAP, W_PF_R, W_PF_LEFT, W_COMPLETED, W_FREED = range(5)   # the rows of _FastState.work
 
 
 class _FastState:
-    """The compiled loop's arrays: requests (arrival; input, output, prefilled), the finish heap,
-    the prefill queue (a ring of [request, prompt tokens left]), scratch lists and the step log."""
+    """The compiled loop's arrays: requests (arrival; input, output, prefilled), ``work`` (rows W_*:
+    the finish heap, the prefill queue as a ring of (request, prompt tokens left), the step's
+    completed prompts and finishes) and the step log."""
 
-    def __init__(self, setup: Setup):
+    def __init__(self, setup: Setup, loop):
+        self.loop = loop                 # the compiled _event_loop (kept: use_compiled may change)
         self.f = np.zeros(14)
         self.f[F_TWO_P:] = (2 * setup.params, setup.peak_flops * setup.mfu, setup.attn_flops_per_pair,
                             setup.peak_flops * setup.attn_mfu, setup.kv_bytes_per_token,
@@ -691,9 +698,7 @@ class _FastState:
         self.arr = np.zeros(0)
         self.req = np.zeros((3, 0), dtype=np.int64)
         cap = min(setup.max_num_seqs, setup.max_num_batched_tokens, 64) + 1
-        self.heap = np.zeros(cap, dtype=np.int64)
-        self.pf = np.zeros((2, cap), dtype=np.int64)
-        self.tmp = np.zeros((2, cap), dtype=np.int64)
+        self.work = np.zeros((5, cap), dtype=np.int64)
         self.log_start = np.zeros(LOG_CAP)
         self.log_i = np.zeros((6, LOG_CAP), dtype=np.int64)
 
@@ -712,12 +717,11 @@ class _FastState:
 
     def grow(self) -> None:
         """Double the per-running-request arrays (the prefill ring is unrolled from its head)."""
-        cap, s = len(self.heap), self.s
-        self.heap = np.concatenate((self.heap, np.zeros(cap, dtype=np.int64)))
+        cap, s, work = self.work.shape[1], self.s, self.work
         order = (s[S_PF_HEAD] + np.arange(cap)) % cap
-        self.pf = np.concatenate((self.pf[:, order], np.zeros((2, cap), dtype=np.int64)), axis=1)
+        work[W_PF_R], work[W_PF_LEFT] = work[W_PF_R, order], work[W_PF_LEFT, order]
         s[S_PF_HEAD] = 0
-        self.tmp = np.zeros((2, 2 * cap), dtype=np.int64)
+        self.work = np.concatenate((work, np.zeros((5, cap), dtype=np.int64)), axis=1)
 
     def flush(self, inst: Instance) -> None:
         """Append the buffered step log to the Instance's run-length log."""
@@ -729,11 +733,13 @@ class _FastState:
         self.s[S_LOG_M] = 0
 
 
-def _event_loop(f, s, arr, req, first, fin, heap, pf, log_start, log_i, tmp):
+def _event_loop(f, s, arr, req, first, fin, work, log_start, log_i):
     """``Instance.advance``'s loop for the handbook's rule, on arrays (see above); returns DONE, or
     LOG_FULL / GROW / FINISHED (on_finish set and the last step had finishes: their ids are in
-    tmp[1, :last_done]) for the caller to act on and call again."""
+    work[W_FREED, :last_done]) for the caller to act on and call again."""
     inp, out, pre = req[0], req[1], req[2]
+    heap, pf_r, pf_left = work[W_HEAP], work[W_PF_R], work[W_PF_LEFT]
+    completed_r, freed_r = work[W_COMPLETED], work[W_FREED]
     now, until = f[F_NOW], f[F_UNTIL]
     two_p, flops, attn, attn_flops = f[F_TWO_P], f[F_FLOPS], f[F_ATTN], f[F_ATTN_FLOPS]
     kv_bytes, kv_ratio, keep, serial = f[F_KV_BYTES], f[F_KV_RATIO], f[F_KEEP], f[F_SERIAL]
@@ -785,20 +791,20 @@ def _event_loop(f, s, arr, req, first, fin, heap, pf, log_start, log_i, tmp):
         budget = budget_max - decoders
         tokens = decoders
         pairs = 0
-        completed = 0                                  # their ids: tmp[0, :completed]
+        completed = 0                                  # their ids: completed_r[:completed]
         j = 0
         while j < pf_len:
             e = (pf_head + j) % cap
-            give = min(pf[1, e], budget)
+            give = min(pf_left[e], budget)
             if give <= 0:
                 break
             budget -= give
             tokens += give
-            r = pf[0, e]
-            pairs += give * (inp[r] - pf[1, e]) + give * (give + 1) // 2    # attention_pairs(done, give)
-            pf[1, e] -= give
-            if pf[1, e] == 0:
-                tmp[0, completed] = r
+            r = pf_r[e]
+            pairs += give * (inp[r] - pf_left[e]) + give * (give + 1) // 2    # attention_pairs(done, give)
+            pf_left[e] -= give
+            if pf_left[e] == 0:
+                completed_r[completed] = r
                 completed += 1
             j += 1
         pf_head = (pf_head + completed) % cap
@@ -824,11 +830,11 @@ def _event_loop(f, s, arr, req, first, fin, heap, pf, log_start, log_i, tmp):
             tokens += give
             pairs += give * (give + 1) // 2            # attention_pairs(0, give)
             if give == left:
-                tmp[0, completed] = r
+                completed_r[completed] = r
                 completed += 1
             else:
                 e = (pf_head + pf_len) % cap
-                pf[0, e], pf[1, e] = r, left - give
+                pf_r[e], pf_left[e] = r, left - give
                 pf_len += 1
 
         log_start[m] = now
@@ -844,26 +850,26 @@ def _event_loop(f, s, arr, req, first, fin, heap, pf, log_start, log_i, tmp):
         now += (memory if memory > compute else compute) + kv * serial / bw + overhead + comm * tokens
         context += tokens
 
-        freed = 0                                      # their ids: tmp[1, :freed]
+        freed = 0                                      # their ids: freed_r[:freed]
         while heap_n and heap[0] >> R_BITS == step:
-            tmp[1, freed] = heap[0] & R_MASK
+            freed_r[freed] = heap[0] & R_MASK
             freed += 1
             heap_n = _heap_pop(heap, heap_n)
             decoders -= 1
         for i in range(completed):
-            r = tmp[0, i]
+            r = completed_r[i]
             if first[r] != first[r]:                   # NaN: its first token
                 first[r] = now
             context += 1
             if out[r] == 1:
-                tmp[1, freed] = r
+                freed_r[freed] = r
                 freed += 1
             else:
                 heap_n = _heap_push(heap, heap_n, (step + out[r] - 1) << R_BITS | r)
                 decoders += 1
         last_done, last_kv = freed, 0
         for i in range(freed):
-            r = tmp[1, i]
+            r = freed_r[i]
             fin[r] = now
             context -= inp[r] + out[r]
             kv_used -= inp[r] + out[r]
