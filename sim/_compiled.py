@@ -21,8 +21,8 @@ _LOOP = _EVENT = None
 _TRIED = False
 SIGNATURE = ("Tuple((float64, int64, int64))(float64, int64, int64, int64, float64, float64, float64, "
              "float64, float64, float64, float64, float64, float64, float64)")
-HEAP_PUSH_SIGNATURE = "int64(int64[::1], int64, int64)"
-HEAP_POP_SIGNATURE = "int64(int64[::1], int64)"
+HEAP_PUSH_SIGNATURE = "int64(int64[::1], int64[::1], int64, int64, int64)"
+HEAP_POP_SIGNATURE = "int64(int64[::1], int64[::1], int64)"
 
 
 def quiet_loop():

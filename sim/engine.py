@@ -675,15 +675,14 @@ S_STEP, S_VISIBLE, S_ADMITTED, S_DECODERS, S_RUNNING, S_CONTEXT, S_KV_USED, S_DO
     S_MAX_SEQS, S_KV_CAP = range(20)
 S_SCALARS = S_ON_FINISH + 1          # the ones copied from and back to the Instance's attributes
 DONE, LOG_FULL, FINISHED, GROW = range(4)   # why _event_loop returned
-R_BITS, R_MASK = 32, (1 << 32) - 1          # a finish-heap entry (step, r) is step << 32 | r
 LOG_CAP = 4096                               # step-log entries buffered per call
-W_HEAP, W_PF_R, W_PF_LEFT, W_COMPLETED, W_FREED = range(5)   # the rows of _FastState.work
+W_STEP, W_R, W_PF_R, W_PF_LEFT, W_COMPLETED, W_FREED = range(6)   # the rows of _FastState.work
 
 
 class _FastState:
     """The compiled loop's arrays: requests (arrival; input, output, prefilled), ``work`` (rows W_*:
-    the finish heap, the prefill queue as a ring of (request, prompt tokens left), the step's
-    completed prompts and finishes) and the step log."""
+    the finish heap of (step, request), the prefill queue as a ring of (request, prompt tokens
+    left), the step's completed prompts and finishes) and the step log."""
 
     def __init__(self, setup: Setup, loop):
         self.loop = loop                 # the compiled _event_loop (kept: use_compiled may change)
@@ -698,7 +697,7 @@ class _FastState:
         self.arr = np.zeros(0)
         self.req = np.zeros((3, 0), dtype=np.int64)
         cap = min(setup.max_num_seqs, setup.max_num_batched_tokens, 64) + 1
-        self.work = np.zeros((5, cap), dtype=np.int64)
+        self.work = np.zeros((6, cap), dtype=np.int64)
         self.log_start = np.zeros(LOG_CAP)
         self.log_i = np.zeros((6, LOG_CAP), dtype=np.int64)
 
@@ -721,7 +720,7 @@ class _FastState:
         order = (s[S_PF_HEAD] + np.arange(cap)) % cap
         work[W_PF_R], work[W_PF_LEFT] = work[W_PF_R, order], work[W_PF_LEFT, order]
         s[S_PF_HEAD] = 0
-        self.work = np.concatenate((work, np.zeros((5, cap), dtype=np.int64)), axis=1)
+        self.work = np.concatenate((work, np.zeros((6, cap), dtype=np.int64)), axis=1)
 
     def flush(self, inst: Instance) -> None:
         """Append the buffered step log to the Instance's run-length log."""
@@ -738,7 +737,7 @@ def _event_loop(f, s, arr, req, first, fin, work, log_start, log_i):
     LOG_FULL / GROW / FINISHED (on_finish set and the last step had finishes: their ids are in
     work[W_FREED, :last_done]) for the caller to act on and call again."""
     inp, out, pre = req[0], req[1], req[2]
-    heap, pf_r, pf_left = work[W_HEAP], work[W_PF_R], work[W_PF_LEFT]
+    heap_step, heap_r, pf_r, pf_left = work[W_STEP], work[W_R], work[W_PF_R], work[W_PF_LEFT]
     completed_r, freed_r = work[W_COMPLETED], work[W_FREED]
     now, until = f[F_NOW], f[F_UNTIL]
     two_p, flops, attn, attn_flops = f[F_TWO_P], f[F_FLOPS], f[F_ATTN], f[F_ATTN_FLOPS]
@@ -749,7 +748,7 @@ def _event_loop(f, s, arr, req, first, fin, work, log_start, log_i):
     last_done, last_kv, known, any_pre = s[S_LAST_DONE], s[S_LAST_KV], s[S_KNOWN], s[S_ANY_PRE]
     pf_head, pf_len, heap_n, m = s[S_PF_HEAD], s[S_PF_LEN], s[S_HEAP_N], s[S_LOG_M]
     budget_max, max_seqs, kv_cap = s[S_BUDGET], s[S_MAX_SEQS], s[S_KV_CAP]
-    cap, log_cap = len(heap), len(log_start)
+    cap, log_cap = len(heap_r), len(log_start)
     status = DONE
     while True:
         while visible < known and arr[visible] <= now:
@@ -772,7 +771,7 @@ def _event_loop(f, s, arr, req, first, fin, work, log_start, log_i):
         if pf_len == 0 and decoders and (
                 admitted == visible or decoders >= budget_max or running >= max_seqs
                 or kv_used + inp[admitted] + out[admitted] > kv_cap):
-            quiet = (heap[0] >> R_BITS) - step         # steps before the next finishing step
+            quiet = heap_step[0] - step                # steps before the next finishing step
             if quiet > 0:
                 limit = arr[visible] if admitted == visible and visible < known else math.inf
                 if until < limit:
@@ -822,7 +821,7 @@ def _event_loop(f, s, arr, req, first, fin, work, log_start, log_i):
                 tokens += 1
                 context += inp[r] + 1
                 decoders += 1
-                heap_n = _heap_push(heap, heap_n, (step + out[r] - 2) << R_BITS | r)
+                heap_n = _heap_push(heap_step, heap_r, heap_n, step + out[r] - 2, r)
                 continue
             left = inp[r]
             give = min(left, budget)
@@ -851,10 +850,10 @@ def _event_loop(f, s, arr, req, first, fin, work, log_start, log_i):
         context += tokens
 
         freed = 0                                      # their ids: freed_r[:freed]
-        while heap_n and heap[0] >> R_BITS == step:
-            freed_r[freed] = heap[0] & R_MASK
+        while heap_n and heap_step[0] == step:
+            freed_r[freed] = heap_r[0]
             freed += 1
-            heap_n = _heap_pop(heap, heap_n)
+            heap_n = _heap_pop(heap_step, heap_r, heap_n)
             decoders -= 1
         for i in range(completed):
             r = completed_r[i]
@@ -865,7 +864,7 @@ def _event_loop(f, s, arr, req, first, fin, work, log_start, log_i):
                 freed_r[freed] = r
                 freed += 1
             else:
-                heap_n = _heap_push(heap, heap_n, (step + out[r] - 1) << R_BITS | r)
+                heap_n = _heap_push(heap_step, heap_r, heap_n, step + out[r] - 1, r)
                 decoders += 1
         last_done, last_kv = freed, 0
         for i in range(freed):
@@ -889,35 +888,36 @@ def _event_loop(f, s, arr, req, first, fin, work, log_start, log_i):
     return status
 
 
-def _heap_push(heap, n, key):
-    """heapq.heappush on heap[:n]; returns the new size."""
+def _heap_push(steps, rs, n, step, r):
+    """heapq.heappush of (step, r) onto the heap held in steps[:n], rs[:n]; returns the new size."""
     i = n
     while i > 0:
         parent = (i - 1) >> 1
-        if heap[parent] <= key:
+        if steps[parent] < step or (steps[parent] == step and rs[parent] <= r):
             break
-        heap[i] = heap[parent]
+        steps[i], rs[i] = steps[parent], rs[parent]
         i = parent
-    heap[i] = key
+    steps[i], rs[i] = step, r
     return n + 1
 
 
-def _heap_pop(heap, n):
-    """heapq.heappop of heap[0] from heap[:n]; returns the new size."""
+def _heap_pop(steps, rs, n):
+    """heapq.heappop of the smallest (step, r) (at 0) from steps[:n], rs[:n]; returns the new size."""
     n -= 1
-    key = heap[n]
+    step, r = steps[n], rs[n]
     i = 0
     while True:
         child = 2 * i + 1
         if child >= n:
             break
-        if child + 1 < n and heap[child + 1] < heap[child]:
+        if child + 1 < n and (steps[child + 1] < steps[child]
+                              or (steps[child + 1] == steps[child] and rs[child + 1] < rs[child])):
             child += 1
-        if key <= heap[child]:
+        if step < steps[child] or (step == steps[child] and r <= rs[child]):
             break
-        heap[i] = heap[child]
+        steps[i], rs[i] = steps[child], rs[child]
         i = child
-    heap[i] = key
+    steps[i], rs[i] = step, r
     return n
 
 

@@ -156,3 +156,22 @@ def test_compiled_loop_grows_and_flushes_its_buffers(monkeypatch):
     outputs = [1 + (13 * i) % 90 for i in range(n)]
     assert_same(setup, poisson_arrivals(3000.0, n, 3), inputs, outputs)
     assert_same(setup, None, inputs, outputs, closed_loop=(250, 1e-3))
+
+
+@settings(max_examples=200, deadline=None)
+@given(ops=st.lists(st.tuples(st.booleans(), st.integers(0, 9), st.integers(0, 50)), max_size=60))
+def test_the_compiled_loops_finish_heap_is_heapq(ops):
+    # the compiled loop's finish heap (engine._heap_push / _heap_pop, run here in Python) pops the
+    # (step, request) pairs in heapq's order
+    import heapq
+    steps, rs, n, ref = np.zeros(64, dtype=np.int64), np.zeros(64, dtype=np.int64), 0, []
+    for push, step, r in ops:
+        if push or not ref:
+            if (step, r) in ref:
+                continue
+            heapq.heappush(ref, (step, r))
+            n = engine._heap_push(steps, rs, n, step, r)
+        else:
+            assert (steps[0], rs[0]) == heapq.heappop(ref)
+            n = engine._heap_pop(steps, rs, n)
+        assert n == len(ref) and (not ref or (steps[0], rs[0]) == ref[0])
