@@ -70,12 +70,12 @@ def run_requests(setup: Setup, arrival: Sequence[float] | None, input_len: Seque
     every finish sends the next request ``think_s`` later. Lengths are per request. Inputs are
     assumed validated (see ``sim.simulate`` and ``sim.workload``).
     """
-    inp = [int(x) for x in input_len]
-    out = [int(x) for x in output_len]
+    inp = list(map(int, input_len))
+    out = list(map(int, output_len))
     n = len(inp)
     if concurrency is None:
         instance = Instance(setup)
-        instance.submit_many([float(x) for x in arrival], inp, out, prefix=list(prefix) if prefix else None)
+        instance.submit_many(list(map(float, arrival)), inp, out, prefix=list(prefix) if prefix else None)
     else:
         first = min(concurrency, n)
         # closed loop: each finish issues the next request think_s later, from inside the step loop
@@ -572,7 +572,10 @@ class Instance:
         fin = np.array(self.fin, dtype=float)
         extra, flags = dict(self.log_extra), dict(self.log_flags)
         counters = {k: np.array(v, dtype=np.int64) for k, v in self.stats.items()}
-        res = SimResult(self.arr, first, fin, self.inp, self.out,
+        arr, inp, out, fast = self.arr, self.inp, self.out, self.fast
+        if fast is not None and fast.synced == len(arr):   # the compiled loop's copies: same values
+            arr, inp, out = fast.arr[:len(arr)].copy(), fast.req[0, :len(arr)].copy(), fast.req[1, :len(arr)].copy()
+        res = SimResult(arr, first, fin, inp, out,
                         step_runs=lambda: _expand_steps(setup, *runs, extra=extra, flags=flags),
                         counters=counters)
         if self.spec is not None:
