@@ -41,6 +41,10 @@ counted per block phase, so every step's new blocks are known without touching a
 queue head that the prefix lookup may admit makes the step an event step; with speculative
 decoding every step is an event step (each decoder's tokens per step are drawn). Event steps of
 decoders only do the quiet run's arithmetic, so taking more of them never changes a time.
+
+Compiled: with numba installed (sim/_compiled.py), the quiet runs are compiled, and an instance with
+none of the memory features runs its whole loop compiled: ``_event_loop`` is ``Instance.advance``'s
+loop for the rule above, transcribed line for line onto arrays (same operations, same order).
 """
 
 from __future__ import annotations
