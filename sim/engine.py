@@ -177,7 +177,7 @@ class Instance:
         self.log_flags: dict[int, int] = {}
         # The handbook's rule runs in the compiled event loop when numba is on (``_event_loop``);
         # any feature, or no numba, runs the Python loop of ``advance``.
-        self.fast = (_FastState(setup, _compiled_event) if _compiled_event is not None and self.kvm is None
+        self._fast = (_FastState(setup, _compiled_event) if _compiled_event is not None and self.kvm is None
                      and self.spec is None else None)
 
     # --- taking requests ---------------------------------------------------------------------
@@ -265,7 +265,7 @@ class Instance:
 
     def advance(self, until: float = math.inf) -> None:
         """Run every step that starts before ``until`` (all of them by default)."""
-        if self.fast is not None:
+        if self._fast is not None:
             return self._advance_compiled(until)
         setup = self.setup
         arr, inp, out, pre = self.arr, self.inp, self.out, self.pre
@@ -519,13 +519,16 @@ class Instance:
         """``advance`` through the compiled ``_event_loop`` (the handbook's rule only). The loop
         returns to Python to flush its step log, to grow its buffers, and after each step with
         finishes when ``on_finish`` is set (the callbacks run here, as in ``advance``)."""
-        fast, arr, on_finish, now = self.fast, self.arr, self.on_finish, self.now
+        fast, arr, on_finish, now = self._fast, self.arr, self.on_finish, self.now
         # The loop's first lines, when they end the call (a driver often asks for no step at all).
         known, visible = len(arr), self.visible
         while visible < known and arr[visible] <= now:
             visible += 1
-        if (not (visible < known and arr[visible] < until) if self.running == 0 and self.admitted == visible
-                else now >= until):
+        if self.running == 0 and self.admitted == visible:
+            stop = not (visible < known and arr[visible] < until)   # idle, and no arrival before until
+        else:
+            stop = now >= until
+        if stop:
             self.visible = visible
             return
         f, s = fast.f, fast.s
@@ -576,7 +579,7 @@ class Instance:
         fin = np.array(self.fin, dtype=float)
         extra, flags = dict(self.log_extra), dict(self.log_flags)
         counters = {k: np.array(v, dtype=np.int64) for k, v in self.stats.items()}
-        arr, inp, out, fast = self.arr, self.inp, self.out, self.fast
+        arr, inp, out, fast = self.arr, self.inp, self.out, self._fast
         if fast is not None and fast.synced == len(arr):   # the compiled loop's copies: same values
             arr, inp, out = fast.arr[:len(arr)].copy(), fast.req[0, :len(arr)].copy(), fast.req[1, :len(arr)].copy()
         res = SimResult(arr, first, fin, inp, out,
