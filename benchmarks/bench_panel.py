@@ -80,7 +80,7 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=1)
     args = parser.parse_args()
     rng = random.Random(args.seed)
-    print(f"compiled quiet-run loop: {engine.compiled()}  (cores: {os.cpu_count()}, "
+    print(f"compiled engine loops: {engine.compiled()}  (cores: {os.cpu_count()}, "
           f"load average {os.getloadavg()[0]:.1f})")
 
     panel.clear_caches()

@@ -177,7 +177,7 @@ def main() -> None:
     print(f"  ratio       {plain_s / fast_s:7.1f} x")
     print(f"  per-request times identical: {same} (largest relative difference {worst:.1e})")
     from sim import engine
-    print(f"  compiled quiet-run loop (numba): {engine.compiled()}")
+    print(f"  compiled engine loops (numba): {engine.compiled()}")
     where_time_goes()
     search_speed()
 

@@ -19,24 +19,32 @@ def percentile(values, p: float, weights=None) -> float:
     With integer ``weights`` each value counts that many times (as if repeated), without
     building the repeated array. ``p`` is in (0, 100].
     """
-    if not 0 < p <= 100:
-        raise ValueError(f"percentile p must be in (0, 100], got {p!r}")
+    return percentiles(values, (p,), weights)[0]
+
+
+def percentiles(values, ps, weights=None) -> list[float]:
+    """``[percentile(values, p, weights) for p in ps]``, sorting once."""
+    for p in ps:
+        if not 0 < p <= 100:
+            raise ValueError(f"percentile p must be in (0, 100], got {p!r}")
     values = np.asarray(values, dtype=float)
     if weights is None:
         n = len(values)
         if n == 0:
             raise ValueError("percentile of no values")
-        return float(np.sort(values)[min(n - 1, math.ceil(p * n / 100) - 1)])
+        values = np.sort(values)
+        return [float(values[min(n - 1, math.ceil(p * n / 100) - 1)]) for p in ps]
     weights = np.asarray(weights, dtype=np.int64)
     keep = weights > 0
     values, weights = values[keep], weights[keep]
     n = int(weights.sum())
     if n == 0:
         raise ValueError("percentile of no values")
-    order = np.argsort(values, kind="stable")
-    rank = min(n - 1, math.ceil(p * n / 100) - 1)          # 0-based index in the repeated list
-    cumulative = np.cumsum(weights[order])
-    return float(values[order][np.searchsorted(cumulative, rank, side="right")])
+    # Equal values are interchangeable: the value found does not depend on the sort's stability.
+    order = np.argsort(values)
+    values, cumulative = values[order], np.cumsum(weights[order])
+    return [float(values[np.searchsorted(cumulative, min(n - 1, math.ceil(p * n / 100) - 1), side="right")])
+            for p in ps]       # min(...): the 0-based index in the repeated list
 
 
 def meets_slos(result: SimResult, ttft_slo: float, tpot_slo: float) -> np.ndarray:
@@ -76,19 +84,21 @@ def summarize(result: SimResult, ttft_slo: float | None, tpot_slo: float | None)
         raise ValueError("result has unfinished requests (finish is NaN)")
     duration = float(result.finish.max() - everything.arrival.min())
     ok = meets_slos(result, ttft_slo, tpot_slo)
+    ttft_p, tpot_p, e2e_p = percentiles(ttft, (50, 90, 99)), percentiles(tpot, (50, 90, 99)), \
+        percentiles(result.e2e, (50, 99))
     stats = {
         "requests": len(result),
         "duration_s": duration,
         "ttft_mean": float(ttft.mean()),
-        "ttft_p50": percentile(ttft, 50),
-        "ttft_p90": percentile(ttft, 90),
-        "ttft_p99": percentile(ttft, 99),
+        "ttft_p50": ttft_p[0],
+        "ttft_p90": ttft_p[1],
+        "ttft_p99": ttft_p[2],
         "tpot_mean": float(tpot.mean()),
-        "tpot_p50": percentile(tpot, 50),
-        "tpot_p90": percentile(tpot, 90),
-        "tpot_p99": percentile(tpot, 99),
-        "e2e_p50": percentile(result.e2e, 50),
-        "e2e_p99": percentile(result.e2e, 99),
+        "tpot_p50": tpot_p[0],
+        "tpot_p90": tpot_p[1],
+        "tpot_p99": tpot_p[2],
+        "e2e_p50": e2e_p[0],
+        "e2e_p99": e2e_p[1],
         "request_rate": len(result) / duration,
         "output_tps": float(result.output_len.sum()) / duration,
         "goodput": int(ok.sum()) / duration,
@@ -101,8 +111,7 @@ def summarize(result: SimResult, ttft_slo: float | None, tpot_slo: float | None)
         stats["itl_p50"] = stats["itl_p99"] = None           # a result built by hand has no steps
     elif int((result.output_len - 1).sum()) > 0:
         gaps, counts = result.itl_samples()
-        stats["itl_p50"] = percentile(gaps, 50, weights=counts)
-        stats["itl_p99"] = percentile(gaps, 99, weights=counts)
+        stats["itl_p50"], stats["itl_p99"] = percentiles(gaps, (50, 99), weights=counts)
     else:
         stats["itl_p50"] = stats["itl_p99"] = 0.0            # no request has a second token
     return stats

@@ -22,6 +22,19 @@ def ticks(values):
     return [None if v != v else round(v / TICK, 9) for v in values]
 
 
+@pytest.fixture(scope="module", params=["compiled", "python"])
+def engine_path(request):
+    """Run a module's tests on each path of the engine: compiled (sim/_compiled.py) and pure Python.
+    A module opts in with ``pytestmark = pytest.mark.usefixtures("engine_path")``."""
+    from sim import engine
+    if request.param == "compiled" and not engine.use_compiled(True):
+        pytest.skip("numba is not installed: the compiled path is off")
+    if request.param == "python":
+        engine.use_compiled(False)
+    yield request.param
+    engine.use_compiled(True)
+
+
 @pytest.fixture
 def tiny():
     return tiny_setup

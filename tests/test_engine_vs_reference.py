@@ -1,8 +1,9 @@
 """The fast engine against the plain loop (tests/reference.py) on random setups and workloads.
 
 The engine does the same float operations in the same order as the plain loop, so per-request
-times must be equal bit for bit, not merely close. Every test runs twice: with the quiet-run loop
-compiled (numba, when installed) and on the pure-Python path (plain loop and numpy).
+times must be equal bit for bit, not merely close. Every test runs twice: with the engine's loops
+compiled (numba, when installed: the handbook rule's event loop and the quiet-run loop) and on the
+pure-Python path (the Python event loop, quiet runs in plain loops and numpy).
 """
 
 import numpy as np
@@ -18,15 +19,7 @@ from sim.engine import VECTOR_MIN_STEPS, run_requests
 PROFILE = settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
-@pytest.fixture(scope="module", autouse=True, params=["compiled", "python"])
-def engine_path(request):
-    """Run the module's tests on each path of the quiet-run loop."""
-    if request.param == "compiled" and not engine.use_compiled(True):
-        pytest.skip("numba is not installed: the compiled path is off")
-    if request.param == "python":
-        engine.use_compiled(False)
-    yield request.param
-    engine.use_compiled(True)
+pytestmark = pytest.mark.usefixtures("engine_path")     # every test on both paths (conftest.py)
 
 
 @st.composite
@@ -150,3 +143,35 @@ def test_named_edge_cases():
             ref = reference_run(setup, poisson_arrivals(rate, n, 7), [inp] * n, [out] * n)
             assert np.array_equal(res.finish, [r.finish for r in ref]), (name, rate)
             assert np.array_equal(res.first_token, [r.first_token for r in ref]), (name, rate)
+
+
+def test_compiled_loop_grows_and_flushes_its_buffers(monkeypatch):
+    # Hundreds of running requests and a step log longer than the compiled loop's buffers: it returns
+    # to Python to grow and flush them mid-run, and still gives the plain loop's times (and steps).
+    monkeypatch.setattr(engine, "LOG_CAP", 16)
+    setup = Setup(params=7e9, weight_bytes=14e9, kv_bytes_per_token=131072, kv_capacity_tokens=10**6,
+                  max_num_batched_tokens=4096, max_num_seqs=300)
+    n = 400
+    inputs = [1 + (7 * i) % 50 for i in range(n)]
+    outputs = [1 + (13 * i) % 90 for i in range(n)]
+    assert_same(setup, poisson_arrivals(3000.0, n, 3), inputs, outputs)
+    assert_same(setup, None, inputs, outputs, closed_loop=(250, 1e-3))
+
+
+@settings(max_examples=200, deadline=None)
+@given(ops=st.lists(st.tuples(st.booleans(), st.integers(0, 9), st.integers(0, 50)), max_size=60))
+def test_the_compiled_loops_finish_heap_is_heapq(ops):
+    # the compiled loop's finish heap (engine._heap_push / _heap_pop, run here in Python) pops the
+    # (step, request) pairs in heapq's order
+    import heapq
+    steps, rs, n, ref = np.zeros(64, dtype=np.int64), np.zeros(64, dtype=np.int64), 0, []
+    for push, step, r in ops:
+        if push or not ref:
+            if (step, r) in ref:
+                continue
+            heapq.heappush(ref, (step, r))
+            n = engine._heap_push(steps, rs, n, step, r)
+        else:
+            assert (steps[0], rs[0]) == heapq.heappop(ref)
+            n = engine._heap_pop(steps, rs, n)
+        assert n == len(ref) and (not ref or (steps[0], rs[0]) == ref[0])

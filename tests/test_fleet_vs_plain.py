@@ -4,6 +4,7 @@ retries equal bit for bit, for every router, PD fleets, failures and autoscaling
 import os
 
 import numpy as np
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -13,6 +14,7 @@ from sim.fleet import ROUTERS, Autoscaler, Failures, Fleet, run_fleet
 from sim.workload import Workload
 from test_engine_vs_reference import setups
 
+pytestmark = pytest.mark.usefixtures("engine_path")     # compiled and pure-Python engine (conftest.py)
 
 
 def examples(n):

@@ -4,6 +4,7 @@ arrivals follow the plain reference; its state is read as of the asking time."""
 import math
 
 import numpy as np
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -11,6 +12,8 @@ from conftest import TICK, ticks, tiny_setup
 from fleet_reference import plain_instance_run
 from sim.engine import Instance, run_requests
 from test_engine_vs_reference import setup_and_lengths
+
+pytestmark = pytest.mark.usefixtures("engine_path")     # compiled and pure-Python engine (conftest.py)
 
 FAST = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
