@@ -278,8 +278,26 @@ class BlockCache:
 
     def lookup(self, runs) -> tuple[int, int, int]:
         """(blocks hit on the GPU or worth reading back, of those on the host, GPU hits now free)."""
-        hit = self._hits(runs, False)
         keys = self.keys
+        hit = free = 0
+        for key, lo, hi in runs:                    # the GPU walk (first_off_gpu, inlined)
+            ks = keys.get(key)
+            if ks is None:
+                break
+            st = ks.state
+            end = hi if hi <= len(st) else len(st)
+            if lo >= end:
+                break
+            p, h = st.find(ABSENT, lo, end), st.find(HOST, lo, end)
+            if p < 0:
+                p = end if h < 0 else h
+            elif 0 <= h < p:
+                p = h
+            if p > lo:
+                hit += p - lo
+                free += st.count(FREE, lo, p)
+            if p < hi:
+                break
         if self.host.size and self.readback_s <= self.recompute_s:
             total = self._hits(runs, True)
             if total > hit:
@@ -289,10 +307,6 @@ class BlockCache:
                     on_host += st.count(HOST, lo, hi)
                     free += st.count(FREE, lo, hi)
                 return total, on_host, free
-        free = 0
-        if self.lru.size and hit:
-            for key, lo, hi in first_runs(runs, hit):
-                free += keys[key].state.count(FREE, lo, hi)
         return hit, 0, free
 
     def take(self, runs) -> None:
@@ -300,9 +314,9 @@ class BlockCache:
         keys, lru, host = self.keys, self.lru, self.host
         for key, lo, hi in runs:
             ks = keys[key]
-            if host.size:
+            if ks.host:
                 host.remove(ks, lo, hi)
-            if lru.size:
+            if ks.lru:
                 lru.remove(ks, lo, hi)
             ks.state[lo:hi] = HELD * (hi - lo)
             h = ks.holders
@@ -386,7 +400,7 @@ class BlockCache:
             spans = [(lo, hi)]
         host = self.host
         for a, b in reversed(spans):
-            if host.size:
+            if ks.host:
                 host.remove(ks, a, b)
             st[a:b] = FREE * (b - a)
             self.lru.append(ks, key, b, a)
