@@ -333,7 +333,18 @@ class BlockCache:
                 for ks, key, lo, hi in host.pop(host.size - cap):
                     ks.state[lo:hi] = ABSENT * (hi - lo)
         else:
-            for ks, key, lo, hi in self.lru.pop(n):
+            lru = self.lru
+            run = lru.runs[0] if lru.runs else None
+            if run is not None and run[4]:          # most evictions cut the oldest interval short
+                iv = run[2][0]
+                h = iv[0]
+                if h - iv[1] > n:
+                    iv[0] = h - n
+                    run[3] -= n
+                    lru.size -= n
+                    run[0].state[h - n:h] = ABSENT * n
+                    return
+            for ks, key, lo, hi in lru.pop(n):
                 ks.state[lo:hi] = ABSENT * (hi - lo)
 
     def release(self, held, named) -> int:
