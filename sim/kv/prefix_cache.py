@@ -253,15 +253,6 @@ class BlockCache:
         self.readback_s = block_bytes / (config.host_link_gbs * 1e9) if self.host_blocks else 0.0
         self.recompute_s = 2 * setup.params * block_size / (setup.peak_flops * setup.mfu)
 
-    def _key(self, key: int, hi: int) -> _Key:
-        ks = self.keys.get(key)
-        if ks is None:
-            ks = self.keys[key] = _Key()
-        n = hi - len(ks.state)
-        if n > 0:
-            ks.state += bytes(n)
-        return ks
-
     def _hits(self, runs, host: bool) -> int:
         """Blocks of ``runs`` on the GPU (and, with ``host``, on the host) from the first."""
         n = 0
@@ -393,9 +384,14 @@ class BlockCache:
     def _name(self, key: int, lo: int, hi: int) -> int:
         """Name blocks ``[lo, hi)`` of ``key`` as they are released: those not on the GPU join the
         LRU, tail first; returns how many were on the GPU already (duplicates)."""
-        ks = self._key(key, hi)
+        ks = self.keys.get(key)
+        if ks is None:
+            ks = self.keys[key] = _Key()
         st = ks.state
-        on_gpu = st.count(HELD, lo, hi) + st.count(FREE, lo, hi)
+        if hi > len(st):
+            st += bytes(hi - len(st))
+        on_gpu = st.count(HELD, lo, hi)
+        on_gpu += st.count(FREE, lo, hi)
         if on_gpu == hi - lo:
             return on_gpu
         if on_gpu:
@@ -409,12 +405,12 @@ class BlockCache:
                     a = None
         else:
             spans = [(lo, hi)]
-        host = self.host
+        host, lru = self.host, self.lru
         for a, b in reversed(spans):
             if ks.host:
                 host.remove(ks, a, b)
             st[a:b] = FREE * (b - a)
-            self.lru.append(ks, key, b, a)
+            lru.append(ks, key, b, a)
         return on_gpu
 
     def cached_prefix(self, runs) -> int:
