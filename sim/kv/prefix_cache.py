@@ -323,6 +323,7 @@ class BlockCache:
             if host.size > cap:
                 for ks, key, lo, hi in host.pop(host.size - cap):
                     ks.state[lo:hi] = ABSENT * (hi - lo)
+                    self._forget(ks, key)
         else:
             lru = self.lru
             run = lru.runs[0] if lru.runs else None
@@ -337,6 +338,12 @@ class BlockCache:
                     return
             for ks, key, lo, hi in lru.pop(n):
                 ks.state[lo:hi] = ABSENT * (hi - lo)
+                self._forget(ks, key)
+
+    def _forget(self, ks: _Key, key: int) -> None:
+        """Drop a key none of whose blocks is cached any more (no runs, no holders)."""
+        if not (ks.lru or ks.host or ks.holders) and self.keys.get(key) is ks:
+            del self.keys[key]
 
     def release(self, held, named) -> int:
         """A request lets go of the named blocks it held (``held``, runs covering the first blocks of
