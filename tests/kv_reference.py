@@ -286,3 +286,63 @@ def plain_kv_run(setup, arrivals, inputs, outputs, prefixes=None, prefilled=None
                 else:
                     kv_used -= r.input_len + r.output_len
     return reqs, steps, pool
+
+
+class NameCache:
+    """The prefix cache's bookkeeping one block name at a time (what sim.kv.prefix_cache.BlockCache
+    keeps as runs): name -> running requests holding it, the LRU of free named blocks, the host LRU."""
+
+    def __init__(self, host_blocks, read_back):
+        self.gpu, self.lru, self.host = {}, OrderedDict(), OrderedDict()
+        self.host_blocks, self.read_back = host_blocks, read_back
+
+    def lookup(self, names):
+        hit = 0
+        while hit < len(names) and names[hit] in self.gpu:
+            hit += 1
+        total, on_host = hit, 0
+        if self.host and self.read_back:
+            while total < len(names) and (names[total] in self.gpu or names[total] in self.host):
+                on_host += names[total] in self.host
+                total += 1
+        if not on_host:
+            total = hit
+        return total, on_host, sum(1 for k in names[:total] if k in self.lru)
+
+    def take(self, names):
+        for k in names:
+            if k in self.host:
+                del self.host[k]
+                self.gpu[k] = 0
+            self.lru.pop(k, None)
+            self.gpu[k] += 1
+
+    def evict(self, n):
+        for _ in range(n):
+            k, _ = self.lru.popitem(last=False)
+            del self.gpu[k]
+            if self.host_blocks:
+                self.host[k] = None
+                if len(self.host) > self.host_blocks:
+                    self.host.popitem(last=False)
+
+    def release(self, held, named):
+        dup = 0
+        for k in reversed(named[len(held):]):
+            if k in self.gpu:
+                dup += 1
+            else:
+                self.host.pop(k, None)
+                self.gpu[k] = 0
+                self.lru[k] = None
+        for k in reversed(held):
+            self.gpu[k] -= 1
+            if self.gpu[k] == 0:
+                self.lru[k] = None
+        return dup
+
+    def cached_prefix(self, names):
+        n = 0
+        while n < len(names) and names[n] in self.gpu:
+            n += 1
+        return n

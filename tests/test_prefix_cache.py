@@ -121,3 +121,82 @@ def test_a_disaggregated_fleet_caches_prefixes_on_its_prefill_side(chapter_like)
 def test_bad_input_names_the_field(make, field):
     with pytest.raises(ValueError, match=field):
         make()
+
+
+@st.composite
+def cache_ops(draw):
+    """Random requests (prefixes whose keys recur with different segment bounds) admitted, released
+    and evicted in random order."""
+    B = draw(st.sampled_from([1, 2, 4]))
+    host = draw(st.sampled_from([0, 0, 3, 12]))
+    prefixes = []
+    for _ in range(draw(st.integers(1, 8))):
+        segs, end = [], 0
+        for _ in range(draw(st.integers(1, 3))):
+            end += draw(st.integers(1, 12))
+            segs.append((draw(st.integers(0, 3)), end))
+        prefixes.append(tuple(segs))
+    ops = draw(st.lists(st.tuples(st.sampled_from(["admit", "admit", "release", "evict", "ask"]),
+                                  st.integers(0, 10**6), st.integers(0, 40)), max_size=60))
+    return B, host, draw(st.booleans()), prefixes, ops
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(case=cache_ops())
+def test_block_cache_runs_equal_one_name_at_a_time(case):
+    """BlockCache (runs per key) against kv_reference.NameCache (one name at a time): every lookup,
+    duplicate count, free count and router answer, and the exact LRU orders, on random operations."""
+    assert_same_cache(case)
+
+
+def test_a_range_held_inside_another_frees_its_outer_parts_tail_first():
+    # A (key 5 over blocks 0-5) and C (key 7 over 0-1, then key 5 over 2-3) both hit; when A lets
+    # go, blocks 5, 4 and then 1, 0 of key 5 fall free (2 and 3 are still C's), in that order.
+    prefixes = [((5, 6),), ((7, 2),), ((7, 2), (5, 4))]
+    ops = [("admit", 0, 0), ("release", 0, 6), ("admit", 1, 0), ("release", 0, 2),
+           ("admit", 0, 6), ("admit", 2, 4), ("release", 0, 6), ("evict", 0, 2)]
+    assert_same_cache((1, 0, False, prefixes, ops))
+
+
+def assert_same_cache(case):
+    from kv_reference import NameCache
+    from sim.kv.prefix_cache import BlockCache, block_keys, block_runs, cacheable_blocks, first_runs
+    B, host, read_back, prefixes, ops = case
+    setup = tiny_setup()
+    cfg = PrefixCache(host_tokens=host * B, host_link_gbs=1e9 if read_back else 1e-12) if host else PrefixCache()
+    fast = BlockCache(cfg, B, setup.kv_bytes_per_token, setup)
+    plain = NameCache(host, read_back=fast.readback_s <= fast.recompute_s)
+    running = []                                  # (prefix, held runs, held names)
+    for op, pick, size in ops:
+        prefix = prefixes[pick % len(prefixes)]
+        count = min(cacheable_blocks(prefix, B), size)
+        runs, names = block_runs(prefix, count, B), block_keys(prefix, count, B)
+        assert [(k << 24) | j for k, lo, hi in runs for j in range(lo, hi)] == names
+        if op == "admit":
+            got = fast.lookup(runs)
+            assert got == plain.lookup(names)
+            fast.take(first_runs(runs, got[0]))
+            plain.take(names[:got[0]])
+            running.append((prefix, first_runs(runs, got[0]), names[:got[0]]))
+        elif op == "release" and running:
+            prefix, held_runs, held = running.pop(pick % len(running))
+            count = max(len(held), min(cacheable_blocks(prefix, B), size))
+            assert fast.release(held_runs, block_runs(prefix, count, B)) == \
+                plain.release(held, block_keys(prefix, count, B))
+        elif op == "evict":
+            n = min(size, len(plain.lru))
+            fast.evict(n)
+            plain.evict(n)
+        assert fast.cached_prefix(runs) == plain.cached_prefix(names)
+        assert fast.lru.size == len(plain.lru) and fast.host.size == len(plain.host)
+    # the orders themselves: evicting everything lists the LRU, then the host tier
+    order = []
+    while fast.lru.size:
+        for ks, key, lo, hi in fast.lru.pop(1):
+            order += [(key << 24) | j for j in range(hi - 1, lo - 1, -1)]
+    assert order == list(plain.lru)
+    order = []
+    while fast.host.size:
+        for ks, key, lo, hi in fast.host.pop(1):
+            order += [(key << 24) | j for j in range(hi - 1, lo - 1, -1)]
+    assert order == list(plain.host)

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from sim.kv.prefix_cache import BlockCache, PrefixCache, block_keys, cacheable_blocks
+from sim.kv.prefix_cache import BlockCache, PrefixCache, block_runs, cacheable_blocks, first_runs
 from sim.validate import check_int, check_number
 
 PREEMPTION = ("recompute", "swap")
@@ -99,7 +99,7 @@ class BlockManager:
         self.decoders = 0
         self.phase: dict[int, int] = {}
         self.base: dict[int, int] = {}               # blocks allocated for the prompt
-        self.held: dict[int, list[int]] = {}         # named blocks a request holds (its prefix hits)
+        self.held: dict[int, list] = {}              # named blocks a request holds (its prefix hits, as runs)
         cfg: PrefixCache | None = setup.prefix_cache
         self.cache = BlockCache(cfg, B, setup.kv_bytes_per_token, setup) if cfg is not None else None
         self.releases = 0                            # KV releases so far (they can unblock the head)
@@ -108,7 +108,7 @@ class BlockManager:
                                  if policy.preemption == "swap" else 0.0)
 
     def free_blocks(self) -> int:
-        return self.plain + (len(self.cache.lru) if self.cache is not None else 0)
+        return self.plain + (self.cache.lru.size if self.cache is not None else 0)
 
     def _allocate(self, n: int) -> None:
         take = n if n <= self.plain else self.plain
@@ -120,8 +120,8 @@ class BlockManager:
         B, cache = self.B, self.cache
         if cache is None or not prefix:
             return None, 0, 0, 0
-        keys = block_keys(prefix, min(cacheable_blocks(prefix, B), (prompt - 1) // B), B)
-        return (keys, *cache.lookup(keys))
+        runs = block_runs(prefix, min(cacheable_blocks(prefix, B), (prompt - 1) // B), B)
+        return (runs, *cache.lookup(runs))
 
     def refused(self, r: int, prompt: int) -> bool:
         """Whether ``admit`` of this head is sure to fail again: it failed, and since then no KV was
@@ -140,14 +140,14 @@ class BlockManager:
         read back from the host), or None when it does not fit."""
         B = self.B
         blocks = -(-prompt // B)
-        keys, hit, on_host, free_hits = self._lookup(prompt, prefix)
+        runs, hit, on_host, free_hits = self._lookup(prompt, prefix)
         new = blocks - hit + on_host                  # host hits need GPU blocks too
         if self.free_blocks() - free_hits - new < self.watermark:
             self.blocked = (r, prompt, self.releases, self.free_blocks())
             return None
         if hit:
-            self.cache.take(keys[:hit])
-            self.held[r] = keys[:hit]
+            held = self.held[r] = first_runs(runs, hit)
+            self.cache.take(held)
         self._allocate(new)
         self.base[r] = blocks
         return hit * B, on_host * B
@@ -217,9 +217,9 @@ class BlockManager:
         total = max(self.base.pop(r), -(-computed // B))
         held = self.held.pop(r, ())
         if self.cache is not None and prefix:
-            named = block_keys(prefix, min(cacheable_blocks(prefix, B), computed // B), B)
-            dup = self.cache.release(held, named)
-            self.plain += total - len(named) + dup
+            count = min(cacheable_blocks(prefix, B), computed // B)
+            dup = self.cache.release(held, block_runs(prefix, count, B))
+            self.plain += total - count + dup
         else:
             self.plain += total
 
@@ -228,5 +228,5 @@ class BlockManager:
         if self.cache is None or not prefix:
             return 0
         B = self.B
-        keys = block_keys(prefix, min(cacheable_blocks(prefix, B), (input_len - 1) // B), B)
-        return self.cache.cached_prefix(keys) * B
+        runs = block_runs(prefix, min(cacheable_blocks(prefix, B), (input_len - 1) // B), B)
+        return self.cache.cached_prefix(runs) * B

@@ -148,6 +148,4 @@ def test_invalid(field, args, kwargs):
     expect_value_error(call(submission, "route_requests"), *args, field=field, **kwargs)
 
 
-# TODO(kv): sim has no prefix cache or cache-aware router yet. Once branch kv lands, replay RANDOM
-# through its prefix-aware router (registered in sim.fleet.routers.ROUTERS, e.g. "cache_aware")
-# with the same threshold and balance settings and compare the chosen workers with the reference.
+# No sim cross-check: sim's prefix_aware has no threshold and, out of balance, picks the best-cached worker under a cap.

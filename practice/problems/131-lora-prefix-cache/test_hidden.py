@@ -94,6 +94,4 @@ def test_invalid(field, args):
     expect_value_error(call(submission, "run_prefix_cache"), *args, field=field)
 
 
-# TODO(kv): sim has no prefix cache yet. Once branch kv lands, replay RANDOM through sim's prefix
-# cache (e.g. sim.memory.PrefixCache(capacity_blocks, block_size) with an adapter/namespace key)
-# and compare the hit length of every request with the reference's hit_tokens.
+# No sim cross-check: sim caches blocks when a request ends, tail first, in an LRU of free blocks only; no adapters.

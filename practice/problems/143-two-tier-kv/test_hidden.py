@@ -1,5 +1,6 @@
 """Hidden cases for 143: LRU order in both tiers after every read, tier sizes at their edges,
-random and adversarial read sequences vs the reference, read time, invalid inputs."""
+random and adversarial read sequences vs the reference (and, replayed through sim's prefix cache with
+its host tier, vs sim), read time, invalid inputs."""
 import random
 
 import pytest
@@ -71,10 +72,51 @@ def test_scan_larger_than_both_tiers():
     run_and_check(2, 3, list(range(7)) * 3)
 
 
-# TODO(kv): sim has no host KV tier yet. Once branch kv lands (paged KV with a host tier, the
-# "memory" layer of COURSE.md), add a case that replays RANDOM through it and compares the GPU/host
-# residency after every read with the reference, e.g. with
-# sim.memory.TieredBlockCache(gpu_blocks, cpu_blocks).read(block) -> "gpu" / "cpu" / "miss".
+def _sim_reads(gpu_blocks, cpu_blocks, ops):
+    """The reads replayed through sim's prefix cache (sim/kv/prefix_cache.py), one request per read:
+    block size 1, a prompt of the block plus one private token (the last prompt token is always
+    computed), room for gpu_blocks cached blocks plus that private one, a host tier of cpu_blocks,
+    a link fast enough that reading back beats recomputing. Each request is admitted and released
+    at once, so every cached block is free between reads and the GPU tier is sim's LRU. Returns
+    where every read was served from and the blocks on the GPU after it (None without sim)."""
+    try:
+        from sim import Setup
+        from sim.kv import Paged, PrefixCache
+        from sim.kv.paged import BlockManager
+    except ImportError:
+        return None
+    setup = Setup(params=1e9, weight_bytes=2e9, kv_bytes_per_token=2e5, kv_capacity_tokens=gpu_blocks + 1,
+                  max_num_batched_tokens=8, max_num_seqs=1).replace(
+        kv=Paged(block_size=1, watermark=0.0),
+        prefix_cache=PrefixCache(host_tokens=cpu_blocks, host_link_gbs=1e6 if cpu_blocks else None))
+    manager, keys, seen, out = BlockManager(setup), {}, [], []
+    for i, block in enumerate(ops):
+        if block not in keys:
+            keys[block] = len(keys)
+            seen.append(block)
+        cached, host = manager.admit(i, 2, ((keys[block], 1),))
+        manager.release(i, 2, ((keys[block], 1),))
+        on_gpu = sorted((b for b in seen if manager.cached_prefix_tokens(((keys[b], 1),), 2)), key=keys.get)
+        out.append(("cpu" if host else "gpu" if cached else "miss", on_gpu))
+    return out
+
+
+_SIM_CHECKED = set()
+
+
+@pytest.mark.parametrize("index", range(len(RANDOM)), ids=[f"{i:02d}" for i in range(len(RANDOM))])
+def test_random_matches_sims_host_tier(index):
+    gpu_blocks, cpu_blocks, ops = RANDOM[index]
+    expected = reference.run_two_tier(gpu_blocks, cpu_blocks, ops)
+    if index not in _SIM_CHECKED:   # the same rule as sim's GPU LRU backed by its host tier
+        got = _sim_reads(gpu_blocks, cpu_blocks, ops)
+        if got is not None:
+            keys = {b: k for k, b in enumerate(dict.fromkeys(ops))}
+            want = [(r["where"], sorted(r["gpu"], key=keys.get)) for r in expected]
+            if got != want:
+                raise RuntimeError("the reference differs from sim's prefix cache with a host tier")
+        _SIM_CHECKED.add(index)
+    run_and_check(gpu_blocks, cpu_blocks, ops)
 
 
 def test_read_time():

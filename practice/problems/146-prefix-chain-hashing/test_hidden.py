@@ -1,5 +1,6 @@
 """Hidden cases for 146: hash chaining across blocks, partial blocks, seeds at both ends, tiered
-lookups that stop at the first miss, random prompts sharing prefixes vs the reference, invalid inputs."""
+lookups that stop at the first miss, random prompts sharing prefixes vs the reference, two tiers
+filled by sim's prefix cache checked against sim's own lookup, invalid inputs."""
 import random
 
 import pytest
@@ -120,6 +121,63 @@ def test_invalid(field, name, args, kwargs):
     expect_value_error(call(submission, name), *args, field=field, **kwargs)
 
 
-# TODO(kv): sim has no prefix cache yet. Once branch kv lands, compare tiered_lookup's hit_tokens
-# with the hit length sim's prefix cache reports for the same prompts and tiers (e.g.
-# sim.memory.PrefixCache.lookup(tokens) with a host tier), on RANDOM.
+def _spilled(seed):
+    # a stored prompt whose last `spill` full blocks were pushed to the host, and a query sharing a prefix
+    rng = random.Random(seed)
+    bs = rng.choice([1, 2, 4])
+    shared = [rng.randrange(5) for _ in range(rng.randint(0, 6 * bs))]
+    stored = shared + [rng.randrange(5) for _ in range(rng.randint(0, 4 * bs))]
+    query = shared + [rng.randrange(5) for _ in range(rng.randint(0, 4 * bs))]
+    return stored, query, bs, rng.randint(0, len(stored) // bs)
+
+
+SPILLED = [_spilled(146_500 + i) for i in range(12)]
+_SIM_CHECKED = set()
+
+
+def _sim_hit(stored, query, bs, spill):
+    """(hit tokens, of them from the host) of sim's prefix cache with a host tier (sim/kv) for
+    ``query`` after ``stored`` finished and ``spill`` blocks were evicted (None without sim). A
+    block is named by the prompt up to its end (the chain); each prompt gets one more private token
+    (sim always computes the last prompt token); the link is fast, so host blocks are read back."""
+    try:
+        from sim import Setup
+        from sim.kv import Paged, PrefixCache
+        from sim.kv.paged import BlockManager
+    except ImportError:
+        return None
+    names = {}
+
+    def prefix(tokens):
+        ends = range(bs, len(tokens) + 1, bs)
+        return tuple((names.setdefault(tuple(tokens[:e]), len(names)), e) for e in ends) or None
+
+    k = len(stored) // bs
+    gpu = k + (len(query) + 1) // bs + 2
+    setup = Setup(params=1e9, weight_bytes=2e9, kv_bytes_per_token=2e5, kv_capacity_tokens=gpu * bs,
+                  max_num_batched_tokens=8, max_num_seqs=1).replace(
+        kv=Paged(block_size=bs, watermark=0.0), prefix_cache=PrefixCache(host_tokens=(k + 1) * bs, host_link_gbs=1e6))
+    m = BlockManager(setup)
+    m.admit(0, len(stored) + 1, prefix(stored))
+    m.release(0, len(stored) + 1, prefix(stored))
+    m.admit(1, (gpu - k + spill) * bs, None)     # takes every plain block, then evicts `spill` cached ones
+    m.release(1, (gpu - k + spill) * bs, None)
+    return m.admit(2, len(query) + 1, prefix(query))
+
+
+@pytest.mark.parametrize("index", range(len(SPILLED)), ids=[f"{i:02d}" for i in range(len(SPILLED))])
+def test_two_tiers_filled_by_sims_eviction(index):
+    # sim evicts a finished request's blocks tail first to its host tier; a lookup then walks the GPU
+    # blocks and the host ones and stops at the first block in neither, as tiered_lookup does
+    stored, query, bs, spill = SPILLED[index]
+    h = reference.chain_hashes(stored, bs)
+    k = len(h) - spill
+    tiers = [{"name": "gpu", "hashes": h[:k], "ms_per_block": 0.0},
+             {"name": "cpu", "hashes": h[k:], "ms_per_block": 0.5}]
+    got, expected = both("tiered_lookup", query, bs, tiers)
+    if index not in _SIM_CHECKED:
+        hit = _sim_hit(stored, query, bs, spill)
+        if hit is not None and hit != (expected["hit_tokens"], expected["per_tier"]["cpu"] * bs):
+            raise RuntimeError("the reference differs from sim's prefix cache with a host tier")
+        _SIM_CHECKED.add(index)
+    check_close(got, expected, rtol=1e-9, atol=1e-12)
