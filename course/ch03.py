@@ -17,6 +17,7 @@ from functools import lru_cache
 
 import numpy as np
 
+from course.panel import _Live
 from sim import lengths, presets, workload
 from sim.fleet import Failures, Fleet, run_fleet, summarize_fleet
 from sim.kv import Paged, PrefixCache
@@ -468,16 +469,18 @@ def gateway_html(run_: GatewayRun) -> str:
     return f"<table>{body}</table>"
 
 
-class GatewayPanel:
+class GatewayPanel(_Live):
     """The chapter's panel: router, instances, new sessions per second per instance, and a failure
-    switch; shows ``gateway``'s figures and ``gateway_chart``. ``update()`` is what the widgets call
-    (tests set the controls and call it; no kernel needed)."""
+    switch; shows ``gateway``'s figures and ``gateway_chart``. Like chapter 02's panels, a change
+    runs in a worker thread (``background=True``, in a notebook) with a busy line, and a newer
+    change supersedes an older one; ``background=False`` (tests) runs it in the caller. ``update()``
+    is what a change runs (tests set the controls, or call it; no kernel needed)."""
 
     INSTANCE_OPTIONS = (4, 6, 8, 12, 16)
     RATE_OPTIONS = (1.0, 2.0, 3.0, 4.0, 5.0, 6.0)
 
     def __init__(self, router: str = "prefix_aware", instances: int = 8, session_rate: float = 4.0,
-                 failure: bool = True):
+                 failure: bool = True, background: bool = True):
         import ipywidgets as w
         style = {"description_width": "120px"}
         self.controls = {
@@ -496,23 +499,24 @@ class GatewayPanel:
                               w.HBox([self.controls["instances"], self.controls["session_rate"]]),
                               self.busy, self.figures, self.chart])
         self.last = None
-        for c in self.controls.values():
-            c.observe(lambda change: self.update(), names="value")
+        self._init_live(background)
+        for name, c in self.controls.items():
+            c.observe(lambda change, name=name: self._request(name), names="value")
         self.update()
 
     def values(self) -> dict:
         return {k: c.value for k, c in self.controls.items()}
 
-    def update(self) -> GatewayRun:
-        self.busy.value = "<i>模拟中……</i>"
-        self.last = _gateway_cached(**self.values())
-        self.figures.value = gateway_html(self.last)
-        self.chart.value = gateway_chart(self.last).svg()
-        self.busy.value = ""
-        return self.last
-
-    def _repr_mimebundle_(self, **kwargs):
-        return self.widget._repr_mimebundle_(**kwargs)
+    def update(self, control: str | None = None, current=lambda: True) -> bool:
+        """Simulate the controls' setting and show it; False (showing nothing) when a newer change
+        came meanwhile."""
+        run = _gateway_cached(**self.values())
+        if not current():
+            return False
+        self.last = run
+        self.figures.value = gateway_html(run)
+        self.chart.value = gateway_chart(run).svg()
+        return True
 
 
 def gateway_panel(**kwargs) -> GatewayPanel:

@@ -171,7 +171,7 @@ def test_kv_tier_slow_link_recomputes_instead_of_reading_back():
 # ---- the panel, without a kernel -----------------------------------------------------------------
 
 def test_panel_updates_from_its_controls():
-    p = ch03.GatewayPanel(router="round_robin", instances=4, session_rate=1.0, failure=False)
+    p = ch03.GatewayPanel(router="round_robin", instances=4, session_rate=1.0, failure=False, background=False)
     first = p.last
     assert first.router == "round_robin" and not first.failure
     assert p.chart.value.startswith("<svg") and "</svg>" in p.chart.value
@@ -181,6 +181,15 @@ def test_panel_updates_from_its_controls():
     p.controls["failure"].value = True
     assert p.last.failure and p.last.retries >= 0
     assert set(ch03.gateway_chart(p.last).labels()) >= {"请求数", "达标比例", "目标 99%", "故障", "发现故障"}
+
+
+def test_panel_in_the_background_shows_the_latest_change_only():
+    p = ch03.GatewayPanel(router="round_robin", instances=4, session_rate=1.0, failure=False, background=True)
+    p.controls["router"].value = "least_requests"
+    p.controls["router"].value = "session_affinity"             # supersedes the change before it
+    p.wait()
+    assert p.last.router == "session_affinity" and p.busy.value == ""
+    assert p.update(current=lambda: False) is False and p.last.router == "session_affinity"
 
 
 # ---- the executed notebook -----------------------------------------------------------------------
