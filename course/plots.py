@@ -216,7 +216,7 @@ class Chart:
         top = 22 if self.title else 8
         out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{self.width}" height="{self.height}" '
                f'font-family="sans-serif" font-size="11">',
-               f'<rect width="100%" height="100%" fill="white"/>']
+               '<rect width="100%" height="100%" fill="white"/>']
         if self.title:
             out.append(f'<text x="{self.width / 2:.0f}" y="15" text-anchor="middle" font-size="12">'
                        f'{_esc(self.title)}</text>')

@@ -284,12 +284,7 @@ class Instance:
         stats = self.stats
 
         budget_max, max_seqs, kv_cap = setup.max_num_batched_tokens, setup.max_num_seqs, setup.kv_capacity_tokens
-        two_p, flops = 2 * setup.params, setup.peak_flops * setup.mfu
-        w_bytes, kv_bytes, bw, overhead = setup.weight_bytes, setup.kv_bytes_per_token, setup.bandwidth, setup.step_overhead
-        comm = setup.comm_s_per_token       # seconds per computed token (0: the handbook's rule)
-        keep, serial = 1 - setup.kv_serial, setup.kv_serial   # KV read under the max / after it (1, 0: handbook)
-        kv_ratio = setup.kv_bandwidth_ratio                   # KV read speed relative to weights (1: handbook)
-        step_time = setup.step_time
+        step_time = setup.step_time         # event steps; quiet runs go through quiet_run
         log_start, log_tokens, log_ctx0 = self.log_start, self.log_tokens, self.log_ctx0
         log_grow, log_dec, log_count, log_pairs = self.log_grow, self.log_dec, self.log_count, self.log_pairs
 

@@ -1,6 +1,5 @@
 """sim.presets: model shapes, GPU datasheet figures, and the Setup derived from them."""
 
-import math
 
 import pytest
 
@@ -87,7 +86,7 @@ def test_derived_setup_by_hand():
     # The handbook rule (step_overhead given): datasheet memory x mem_util, the factors as given.
     s = presets.instance("llama-3-8b", "a100-80gb", tp=2, mem_util=0.8, mfu=0.45, bandwidth_util=0.7,
                          step_overhead=2e-3)
-    m, g = MODELS["llama-3-8b"], GPUS["a100-80gb"]
+    m = MODELS["llama-3-8b"]
     assert s.weight_bytes == 2 * m.total_params and s.params == m.active_params
     assert s.kv_bytes_per_token == 2 * 32 * 8 * 128 * 2
     assert s.kv_capacity_tokens == int((2 * 80e9 * 0.8 - 2 * m.total_params) / (2 * 32 * 8 * 128 * 2))

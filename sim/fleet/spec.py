@@ -4,8 +4,7 @@ raises ``ValueError`` naming the field and the allowed range. Everything is off 
 
 from __future__ import annotations
 
-import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from sim.fleet.autoscale import Autoscaler
 from sim.fleet.routers import ROUTERS, Router
