@@ -20,7 +20,7 @@ import numpy as np
 
 sys.path[:0] = [str(Path(__file__).resolve().parent.parent)]
 
-from sim import presets, run, summarize, workload  # noqa: E402
+from sim import presets, run, workload  # noqa: E402
 from sim.fleet import Fleet, run_fleet, summarize_fleet  # noqa: E402
 from sim.workload import Workload  # noqa: E402
 

@@ -43,8 +43,7 @@ def slice_table(scored, dims=DIMENSIONS) -> list[tuple[str, str, dict]]:
     for dim in dims:
         groups: dict[str, list[float]] = {}
         for s in scored:
-            key = s.row.scenario if dim == "scenario" else s.row.slice_keys[dim]
-            groups.setdefault(key, []).append(s.error)
+            groups.setdefault(s.row.slice_keys[dim], []).append(s.error)
         out += [(dim, k, F._figures(v)) for k, v in sorted(groups.items())]
     return out
 

@@ -114,8 +114,9 @@ class Row:
 
     @property
     def slice_keys(self) -> dict:
+        """The slices a row belongs to, by dimension (``bench_validation.slice_table``)."""
         return {"gpu": self.gpu, "tp": f"tp{self.tp}", "model": self.model, "metric": self.metric,
-                "source": self.source}
+                "scenario": self.scenario, "source": self.source}
 
 
 # --- Reading and checking the files ------------------------------------------------------------
@@ -342,7 +343,7 @@ def predict(row: Row, datasets: dict | None = None, seed: int = 0, **factors) ->
         limits = MLPERF_LIMITS.get((row.model, row.scenario)) or MLPERF_LIMITS[(preset_model(row), row.scenario)]
         rate = k * _server_rate(setup, inp, out, limits, seed)
         return _throughput(row, rate * out.mean, rate, inp.mean)
-    result = _run(row, setup, inp, out, k, datasets, seed)
+    result = _run(row, setup, inp, out, k, seed)
     if row.metric in THROUGHPUT:
         makespan = float(result.finish.max() - result.arrival.min())
         rate = k * len(result) / makespan
@@ -362,7 +363,7 @@ def _throughput(row: Row, output_tok_s: float, req_s: float, mean_input: float) 
     return req_s                                     # req_s, samples_s
 
 
-def _run(row: Row, setup, inp, out, k: int, datasets: dict, seed: int):
+def _run(row: Row, setup, inp, out, k: int, seed: int):
     """One instance's share of the row's workload."""
     if row.scenario == "offline":
         n = max(1, _num_requests(row, k * max(OFFLINE_REQUESTS, 16 * setup.max_num_seqs)) // k)
@@ -478,17 +479,6 @@ def bias(errors) -> float:
     if not errors:
         raise ValueError("no rows")
     return sum(errors) / len(errors)
-
-
-def slices(scored: list[Scored]) -> dict[str, dict[str, dict]]:
-    """MAPE, signed bias and row count per slice: by gpu, tp, model, metric and source; plus 'all'."""
-    out: dict[str, dict[str, dict]] = {"all": {"all": _figures([s.error for s in scored])}}
-    for dim in ("gpu", "tp", "model", "metric", "source"):
-        groups: dict[str, list[float]] = {}
-        for s in scored:
-            groups.setdefault(s.row.slice_keys[dim], []).append(s.error)
-        out[dim] = {k: _figures(v) for k, v in sorted(groups.items())}
-    return out
 
 
 def _figures(errors: list[float]) -> dict:
