@@ -42,6 +42,7 @@ from pathlib import Path
 import numpy as np
 
 from sim import lengths, presets, run, workload
+from sim.executors import map_jobs
 from sim.metrics import percentile
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -225,14 +226,12 @@ def unsupported(row: Row, datasets: dict | None = None) -> str | None:
     if row.metric == "e2e_s" and row.scenario == "offline":
         return "offline end-to-end latency depends on the engine's admission order, not on the step model"
     if row.scenario in ("server", "interactive"):
-        if (preset_model(row), row.scenario) not in MLPERF_LIMITS and (row.model, row.scenario) not in MLPERF_LIMITS:
+        if mlperf_limits(row) is None:
             return f"no latency limits known for {row.model} {row.scenario}"
         if row.metric not in THROUGHPUT and keyed(row, "samples_s") is None:
             return "the run's samples/s is not stated, so its load is unknown"
     try:
-        presets.model(preset_model(row))
-        presets.gpu(row.gpu)
-        setup_for(row)
+        setup_for(row)                     # unknown model or GPU, a dtype it lacks, weights that do not fit
     except ValueError as e:
         return str(e)
     datasets = load_datasets() if datasets is None else datasets
@@ -243,6 +242,11 @@ def unsupported(row: Row, datasets: dict | None = None) -> str | None:
     return None
 
 
+def mlperf_limits(row: Row) -> tuple[float, float] | None:
+    """(p99 TTFT, p99 TPOT) seconds of the row's MLPerf scenario, by its model or its preset's."""
+    return MLPERF_LIMITS.get((row.model, row.scenario)) or MLPERF_LIMITS.get((preset_model(row), row.scenario))
+
+
 def engine_defaults(row: Row) -> dict:
     name = row.engine.lower()
     for key, values in ENGINES.items():
@@ -251,15 +255,14 @@ def engine_defaults(row: Row) -> dict:
     return dict(ENGINES["vllm"])
 
 
-def setup_for(row: Row, **factors):
-    """One instance of the row's deployment with the presets' default factors (or ``factors``)."""
+def setup_for(row: Row):
+    """One instance of the row's deployment with the presets' default (calibrated) factors."""
     d = engine_defaults(row)
     if row.max_num_seqs:
         d["max_num_seqs"] = row.max_num_seqs
     return presets.instance(preset_model(row), row.gpu, tp=row.tp, weight_dtype=row.weight_dtype,
                             kv_dtype=row.kv_dtype or None, mem_util=d["mem_util"],
-                            max_num_seqs=d["max_num_seqs"], max_num_batched_tokens=d["max_num_batched_tokens"],
-                            **factors)
+                            max_num_seqs=d["max_num_seqs"], max_num_batched_tokens=d["max_num_batched_tokens"])
 
 
 def length_of(row: Row, side: str, datasets: dict) -> lengths.Length:
@@ -333,15 +336,14 @@ def _num_requests(row: Row, default: int) -> int:
 
 # --- Predicting one row ------------------------------------------------------------------------
 
-def predict(row: Row, datasets: dict | None = None, seed: int = 0, **factors) -> float:
+def predict(row: Row, datasets: dict | None = None, seed: int = 0) -> float:
     """The simulator's value of the row's metric and statistic, for the whole system."""
     datasets = load_datasets() if datasets is None else datasets
-    setup = setup_for(row, **factors)
+    setup = setup_for(row)
     inp, out = length_of(row, "input", datasets), length_of(row, "output", datasets)
     k = row.instances
     if row.scenario in ("server", "interactive") and row.metric in THROUGHPUT:
-        limits = MLPERF_LIMITS.get((row.model, row.scenario)) or MLPERF_LIMITS[(preset_model(row), row.scenario)]
-        rate = k * _server_rate(setup, inp, out, limits, seed)
+        rate = k * _server_rate(setup, inp, out, mlperf_limits(row), seed)
         return _throughput(row, rate * out.mean, rate, inp.mean)
     result = _run(row, setup, inp, out, k, seed)
     if row.metric in THROUGHPUT:
@@ -402,11 +404,6 @@ def _itl(result) -> dict:
             for s, q in (("median", 50), ("value", 50), ("p90", 90), ("p99", 99))}
 
 
-@lru_cache(maxsize=1)
-def _all_rows() -> tuple:
-    return tuple(load_rows())
-
-
 def published_rate(row: Row) -> float:
     """Requests/s the whole system ran at in an MLPerf server row (``samples_s=`` in its assumptions)."""
     rate = keyed(row, "samples_s")
@@ -457,16 +454,6 @@ class Scored:
         return self.predicted / self.row.value - 1
 
 
-def evaluate(rows: list[Row], datasets: dict | None = None, progress=None, **factors) -> list[Scored]:
-    datasets = load_datasets() if datasets is None else datasets
-    out = []
-    for i, row in enumerate(rows):
-        out.append(Scored(row, predict(row, datasets, **factors)))
-        if progress:
-            progress(i + 1, len(rows), row)
-    return out
-
-
 def mape(errors) -> float:
     errors = list(errors)
     if not errors:
@@ -490,26 +477,21 @@ def _figures(errors: list[float]) -> dict:
 GRID_BASE_OVERHEAD_S = (0.5e-3, 1e-3, 2e-3, 3e-3, 4e-3, 5e-3, 6e-3)   # host time per step: no kernel table has it
 
 
-def evaluate_with(rows: list[Row], datasets: dict, base_overhead_s: float, workers: int = 1,
-                  progress=None) -> list[Scored]:
-    """``evaluate`` with ``sim.presets.BASE_OVERHEAD_S`` set to ``base_overhead_s`` (in each worker)."""
-    if workers <= 1:
-        saved = presets.BASE_OVERHEAD_S
-        presets.BASE_OVERHEAD_S = base_overhead_s
-        try:
-            return evaluate(rows, datasets, progress=progress)
-        finally:
-            presets.BASE_OVERHEAD_S = saved
-    from concurrent.futures import ProcessPoolExecutor
-    chunks = [rows[i::workers] for i in range(workers)]
-    with ProcessPoolExecutor(workers) as pool:
-        parts = list(pool.map(_evaluate_chunk, chunks, [datasets] * workers, [base_overhead_s] * workers))
-    by_id = {s.row.id: s for part in parts for s in part}
-    return [by_id[r.id] for r in rows]
+def evaluate_with(rows: list[Row], datasets: dict, base_overhead_s: float, workers: int = 1) -> list[Scored]:
+    """Every row's prediction with ``sim.presets.BASE_OVERHEAD_S`` set to ``base_overhead_s``, on
+    ``workers`` local processes (``sim.executors.map_jobs``; results in the rows' order)."""
+    jobs = [(row, datasets, base_overhead_s) for row in rows]
+    return [Scored(row, p) for row, p in zip(rows, map_jobs(_predict_with, jobs, workers=workers))]
 
 
-def _evaluate_chunk(rows, datasets, base_overhead_s):
-    return evaluate_with(rows, datasets, base_overhead_s)
+def _predict_with(job) -> float:
+    row, datasets, base_overhead_s = job
+    saved = presets.BASE_OVERHEAD_S
+    presets.BASE_OVERHEAD_S = base_overhead_s
+    try:
+        return predict(row, datasets)
+    finally:
+        presets.BASE_OVERHEAD_S = saved
 
 
 def best_value(scored_by_value: dict[float, list[Scored]], keep=lambda row: True) -> float:

@@ -95,7 +95,8 @@ def instance(model_name: str, gpu_name: str, *, tp: int = 1, weight_dtype: str =
     unknown name, a dtype the GPU lacks, a tp the model's heads do not divide, or weights that do
     not fit in ``tp`` GPUs.
     """
-    m, g = model(model_name), gpu(gpu_name)
+    key = gpu_key(gpu_name)
+    m, g = model(model_name), GPUS[key]
     if isinstance(tp, bool) or not isinstance(tp, int) or not 1 <= tp <= MAX_TP:
         raise ValueError(f"tp must be a whole number in [1, {MAX_TP}] (one node), got {tp!r}")
     if m.heads % tp:
@@ -116,7 +117,7 @@ def instance(model_name: str, gpu_name: str, *, tp: int = 1, weight_dtype: str =
     if handbook:                                  # the chapter's memory: datasheet GB x mem_util
         usable = g.memory * mem_util
     else:                                         # what the driver reports, less the runtime's share
-        usable = efficiency.memory(gpu_key(gpu_name), g.memory) * mem_util - RUNTIME_RESERVE_BYTES
+        usable = efficiency.memory(key, g.memory) * mem_util - RUNTIME_RESERVE_BYTES
     if weight_bytes / tp >= usable:
         need = math.ceil(weight_bytes / usable)
         raise ValueError(
@@ -133,7 +134,7 @@ def instance(model_name: str, gpu_name: str, *, tp: int = 1, weight_dtype: str =
                       comm_s_per_token=0.0 if comm_s_per_token is None else comm_s_per_token,
                       kv_serial=0.0 if kv_serial is None else kv_serial)
     else:
-        values = calibrated(m, g, gpu_key(gpu_name), tp, weight_dtype, kv_dtype)
+        values = calibrated(m, g, key, tp, weight_dtype, kv_dtype)
         if mfu is not None:
             values["mfu"] = mfu
         if bandwidth_util is not None:

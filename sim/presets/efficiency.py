@@ -72,7 +72,6 @@ class Terms:
     layer_fixed_s: float         # per layer: GEMM launches + the decode-attention floor
     allreduce_alpha_s: float     # per all-reduce (0 at tp 1)
     allreduce_beta: float        # bytes/s of one all-reduce (inf at tp 1)
-    source: str
 
 
 def memory(gpu: str, datasheet: float) -> float:
@@ -105,15 +104,12 @@ def terms(gpu: str, datasheet_peak: float, datasheet_hbm: float, weight_dtype: s
     kv = DTYPE_TABLE[kv_dtype] if DTYPE_TABLE[kv_dtype] in t["kv_util"] else "bf16"
     attn = t["attn_mfu"].get(kv, t["attn_mfu"].get("bf16"))      # of the peak in the KV's dtype
     alpha, beta = (0.0, float("inf")) if tp == 1 else _allreduce(t["allreduce"], tp, gpu)
-    source = "kernel tables (aiconfigurator-core 0.12.0)" if BORROWED.get(gpu, gpu) in KERNELS else "AMD microbenchmarks"
-    if gpu in BORROWED:
-        source += f", borrowed from {BORROWED[gpu]}"
     return Terms(mfu=min(1.0, achieved_flops / datasheet_peak),
                  bandwidth_util=min(1.0, achieved_bw / datasheet_hbm),
                  kv_bandwidth_ratio=t["kv_util"][kv] / g["u"],
                  attn_mfu=min(1.0, attn * t["peak"].get(kv, t["peak"]["bf16"]) / datasheet_peak),
                  layer_fixed_s=g["c_s"] + t["attn_floor_s"],
-                 allreduce_alpha_s=alpha, allreduce_beta=beta, source=source)
+                 allreduce_alpha_s=alpha, allreduce_beta=beta)
 
 
 def _allreduce(measured: dict, tp: int, gpu: str) -> tuple[float, float]:

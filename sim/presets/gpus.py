@@ -3,9 +3,9 @@
 Figures are per GPU and *dense* (the datasheets' headline tensor numbers are "with sparsity", twice
 these). ``interconnect`` is the vendor's per-GPU aggregate link bandwidth (both directions together,
 bytes/s); one direction carries half of it. ``nvls``: the GPUs sit on NVSwitches that reduce in the
-switch (NVLink SHARP, third-generation NVSwitch and later: HGX H100/H200, HGX B200), so an all-reduce
-sends each GPU's data into the switch once and gets the sum back once, instead of a ring's
-2 (tp - 1) / tp of it each way. The numbers were taken from the documents named in the
+switch (NVLink SHARP, third-generation NVSwitch and later: HGX H100/H200, HGX B200). Both are
+datasheet facts for the reader; the calibrated step model uses measured all-reduce times instead
+(``sim.presets.efficiency``). The numbers were taken from the documents named in the
 comments, from the author's knowledge of them (no network access while writing); check them against
 the current datasheets before relying on them for a purchase.
 """
