@@ -151,8 +151,8 @@ def fit_gemm(rows: list[dict], peak: float, hbm: float) -> dict:
             pred = gemm_model((g[:, 0], g[:, 1], g[:, 2], g[:, 3]), s, b, m, peak, hbm)
             errs[i:i + 2000] = (np.log(pred / t) ** 2).mean(axis=1)
         best = grid[int(np.argmin(errs))]
-        ranges = [_zoom(v, a, lg, bounds) for v, a, lg, bounds in
-                  zip(best, axes, log_axis, [(0.05, 1.0), (1e3, 1e10), (0.05, 1.5), (0.0, 1e-3)])]
+        ranges = [_zoom(v, a, bounds) for v, a, bounds in
+                  zip(best, axes, [(0.05, 1.0), (1e3, 1e10), (0.05, 1.5), (0.0, 1e-3)])]
     pred = gemm_model(tuple(best), s, b, m, peak, hbm)
     rel = pred / t - 1
     return {"e_inf": float(best[0]), "s_half": float(best[1]), "u": float(best[2]), "c_s": float(best[3]),
@@ -160,11 +160,10 @@ def fit_gemm(rows: list[dict], peak: float, hbm: float) -> dict:
             "max_abs_err": float(np.abs(rel).max())}
 
 
-def _zoom(value, axis, log, bounds):
+def _zoom(value, axis, bounds):
+    """The next grid's range: the neighbours of ``value`` on ``axis``, within ``bounds``."""
     i = int(np.argmin(np.abs(np.asarray(axis) - value)))
     lo, hi = axis[max(i - 1, 0)], axis[min(i + 1, len(axis) - 1)]
-    if log:
-        lo, hi = max(lo, bounds[0]), min(hi, bounds[1])
     return (max(lo, bounds[0]), min(hi, bounds[1]))
 
 
