@@ -17,7 +17,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from course.panel import _Live
+from course.panel import KV_BYTES_PER_TOKEN, _Live
 from sim import lengths, presets, workload
 from sim.fleet import Failures, Fleet, run_fleet, summarize_fleet
 from sim.kv import Paged, PrefixCache
@@ -245,7 +245,7 @@ def format_rows(rows: list[dict], columns: dict) -> str:
 # Q2: a tiered KV pool for a 70B model (GPU / DRAM / SSD)
 # ---------------------------------------------------------------------------------------------
 
-KV70_BYTES_PER_TOKEN = 2 * 80 * 8 * 128 * 1       # Llama-3-70B, FP8 KV: 160 KiB
+KV70_BYTES_PER_TOKEN = KV_BYTES_PER_TOKEN          # Llama-3-70B, FP8 KV: 160 KiB (chapter 02's)
 
 
 def chapter_instance(**overrides):

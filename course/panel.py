@@ -709,5 +709,6 @@ def clear_caches() -> None:
 
 
 def warm_up() -> None:
-    """Compile or load the engine's compiled loop now (``sim.engine`` does it on import)."""
-    from sim import engine  # noqa: F401
+    """Compile or load the engine's compiled loops now (the engine does it on first use)."""
+    from sim import engine
+    engine.compiled()

@@ -15,7 +15,7 @@ from pathlib import Path
 from . import catalog, progress, workspace
 from .i18n import t
 from .judging import judge, limits_for
-from .verdicts import render_text, sandbox_notice
+from .verdicts import _pad, render_text, sandbox_notice
 
 VERBS = ("judge", "test", "start", "reset", "show", "hint", "solution", "list", "progress", "check")
 
@@ -163,8 +163,7 @@ def _run_judge(ctx: _Ctx, problem, path: Path, examples: bool, args) -> int:
     if not path.is_file():
         print(t("cli.no_file", ctx.lang, path=path), file=sys.stderr)
         return 2
-    case_s, memory_mb = parse_limits(getattr(args, "time_limit", None),
-                                     getattr(args, "memory_mb", None), ctx.lang)
+    case_s, memory_mb = args.time_limit, args.memory_mb
     ctx.out(t("cli.judging", ctx.lang, id=problem.id, title=problem.display_title(ctx.lang), path=_rel(path))
             + (" " + t("cli.examples_only", ctx.lang) if examples else ""))
     limits = limits_for(problem, case_s=case_s, memory_mb=memory_mb)
@@ -288,12 +287,6 @@ def _by_chapter(problems):
     return sorted(chapters.items())
 
 
-def _pad(text: str, width: int) -> str:
-    import unicodedata
-    used = sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text)
-    return text + " " * max(0, width - used)
-
-
 def cmd_list(ctx, args) -> int:
     data = ctx.load_progress()
     for _, problems in _by_chapter(catalog.all_problems()):
@@ -350,8 +343,9 @@ def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     args = _parser().parse_args(_normalise(argv))
     ctx = _Ctx(args)
-    try:
-        parse_limits(getattr(args, "time_limit", None), getattr(args, "memory_mb", None), ctx.lang)
+    try:                                  # checked once here; _run_judge takes the parsed values
+        args.time_limit, args.memory_mb = parse_limits(getattr(args, "time_limit", None),
+                                                       getattr(args, "memory_mb", None), ctx.lang)
     except ValueError as exc:
         print(exc, file=sys.stderr)
         return 2

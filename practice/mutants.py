@@ -162,14 +162,12 @@ def make_mutants(source: str, filename: str = "solution.py") -> list[Mutant]:
         if id(node) in docstrings or _skipped(node, parent):
             continue
         for apply in _edits(node):
-            target = node.target if isinstance(node, ast.AugAssign) else node
-            before = _expr_text(node if not isinstance(node, ast.AugAssign) else node)
+            before = _expr_text(node)
             func, stmt = _context(node, parent)
             undo = apply()
             after = _expr_text(node)
             mutated = ast.unparse(tree)
             undo()
-            del target
             desc = f"{before.splitlines()[0]}  ->  {after.splitlines()[0]}"
             key = f"{func}|{stmt}|{desc}"
             k = seen.get(key, 0)

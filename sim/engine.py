@@ -57,7 +57,7 @@ from typing import Sequence
 
 import numpy as np
 
-from sim.result import SimResult, StepLog
+from sim.result import READBACK, RECOMPUTE, SWAP, SimResult, StepLog
 from sim.kv.paged import BlockManager
 from sim.setup import Setup, attention_pairs
 
@@ -177,6 +177,7 @@ class Instance:
         self.log_flags: dict[int, int] = {}
         # The handbook's rule runs in the compiled event loop when numba is on (``_event_loop``);
         # any feature, or no numba, runs the Python loop of ``advance``.
+        _ensure_compiled()
         self._fast = (_FastState(setup, _compiled_event) if _compiled_event is not None and self.kvm is None
                      and self.spec is None else None)
 
@@ -585,7 +586,6 @@ class Instance:
         return res
 
 
-RECOMPUTE, READBACK, SWAP = 1, 2, 4        # step log flags: what an event step contained
 
 
 def _start_decoding(inst: Instance, r: int, finish_step: int, kv_tokens: int, from_step: int) -> None:
@@ -930,7 +930,8 @@ def use_compiled(enabled: bool) -> bool:
     """Turn the compiled loops on (the default when numba is installed) or off (the plain Python
     path); returns whether they are on. Instances made afterwards use the choice. Tests run the
     engine both ways."""
-    global _compiled_loop, _compiled_event
+    global _compiled_loop, _compiled_event, _compile_pending
+    _compile_pending = False
     _compiled_loop = _compiled_event = None
     if enabled:
         from sim import _compiled
@@ -941,11 +942,19 @@ def use_compiled(enabled: bool) -> bool:
 
 def compiled() -> bool:
     """Whether the quiet-run loop (and the handbook rule's event loop) run compiled."""
+    _ensure_compiled()
     return _compiled_loop is not None
 
 
+def _ensure_compiled() -> None:
+    """Load (or compile) the loops on the engine's first use rather than at import: ``import sim``
+    for a Setup, a preset or the CLI's help does not pay for numba."""
+    if _compile_pending:
+        use_compiled(True)
+
+
 _compiled_loop = _compiled_event = None
-use_compiled(True)
+_compile_pending = True
 
 
 def _expand_steps(setup: Setup, start, tokens, ctx0, grow, dec, count, pairs, extra=None, flags=None) -> StepLog:

@@ -13,6 +13,7 @@ from typing import NamedTuple
 
 from sim import bound
 from sim.capacity import BracketError, InfeasibleError, max_rate
+from sim.capacity import search as capacity_search
 from sim.metrics import summarize
 from sim.setup import Setup
 from sim.simulate import simulate
@@ -144,6 +145,7 @@ def plan(qps: float, setup: Setup, input_len: int, output_len: int, ttft_slo: fl
     check_int("output_len", output_len, 1)
     check_lengths_fit(setup, input_len, output_len)
 
+    at_rate = None                    # the run at the answer, when the search kept it
     if rate is not None:
         _check_positive("rate", rate)
         search = "given"
@@ -152,14 +154,16 @@ def plan(qps: float, setup: Setup, input_len: int, output_len: int, ttft_slo: fl
                         target=target, num_requests=num_requests, seed=seed, lo=1.0, hi=60.0,
                         iterations=12)
     else:
-        rate = max_rate(setup, (input_len, output_len), ttft_slo, tpot_slo, method="search",
-                        target=target, num_requests=num_requests, seed=seed, rel_tol=rel_tol)
+        rate, runs = capacity_search(setup, input_len, output_len, ttft_slo, tpot_slo, target=target,
+                                     num_requests=num_requests, seed=seed, rel_tol=rel_tol)
+        at_rate = runs.results.get(rate)
     if rate <= 0:
         raise _infeasible(setup, input_len, output_len, ttft_slo, tpot_slo, target)
 
     low = summarize(simulate(setup, min(1.0, rate / 10), LOW_LOAD_REQUESTS, input_len, output_len, seed),
                     ttft_slo, tpot_slo)
-    at_rate = simulate(setup, rate, num_requests, input_len, output_len, seed)
+    if at_rate is None:
+        at_rate = simulate(setup, rate, num_requests, input_len, output_len, seed)
     share = bound.shares(setup, at_rate, ttft_slo=ttft_slo, tpot_slo=tpot_slo, ttft_alone=low["ttft_p50"])
 
     sized = size(qps, rate, output_len, gpus_per_instance=gpus_per_instance, headroom=headroom,

@@ -29,6 +29,9 @@ class Request(NamedTuple):
         return (self.finish - self.first_token) / (self.output_len - 1)
 
 
+RECOMPUTE, READBACK, SWAP = 1, 2, 4        # step log flags: what an event step contained
+
+
 class StepLog:
     """Every step of a run, one entry per step (numpy arrays of equal length).
 
@@ -63,15 +66,15 @@ class StepLog:
 
     @property
     def recompute(self) -> np.ndarray:
-        return (self.flags & 1) > 0
+        return (self.flags & RECOMPUTE) > 0
 
     @property
     def readback(self) -> np.ndarray:
-        return (self.flags & 2) > 0
+        return (self.flags & READBACK) > 0
 
     @property
     def swap(self) -> np.ndarray:
-        return (self.flags & 4) > 0
+        return (self.flags & SWAP) > 0
 
 
 class SimResult:

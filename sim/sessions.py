@@ -64,15 +64,13 @@ def multi_turn(rate: float, sessions: int, turns: int, system_len: int, message_
 def shared_prompts(rate: float, num_requests: int, prompts: int, system_len: int, input_len, output_len,
                    skew: float = 1.0, seed: int = 0):
     """Poisson requests behind ``prompts`` shared system prompts of ``system_len`` tokens."""
-    from sim.workload import Workload
-    check_number("rate", rate, 0, note="(requests per second)")
-    check_int("num_requests", num_requests, 1)
+    from sim.workload import Workload, _check_rate, _count, _lengths
+    _check_rate(rate)
+    n = _count(num_requests)
     check_int("system_len", system_len, 1)
     check_int("seed", seed, None)
-    n = int(num_requests)
     system = _popular(prompts, skew, n, seed)
-    user = as_length("input_len", input_len).draw(n, np.random.default_rng([int(seed) % 2**63, 1]))
-    out = as_length("output_len", output_len).draw(n, np.random.default_rng([int(seed) % 2**63, 2]))
+    user, out = _lengths(n, input_len, output_len, seed)
     return Workload("shared_prompts", tuple(poisson_arrivals(rate, n, seed)),
                     tuple(int(system_len) + int(u) for u in user), tuple(int(o) for o in out),
                     prefix=tuple(((int(k), int(system_len)),) for k in system))

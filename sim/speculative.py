@@ -71,9 +71,3 @@ class Speculative:
             out.append(e)
             remaining -= e
         return out
-
-
-def draft_time(setup, decoders, context):
-    """Seconds the drafts add to a step with ``decoders`` decoding requests (scalars or arrays)."""
-    spec = setup.speculative
-    return spec.k * spec.draft_cost * setup.step_times(decoders, context)

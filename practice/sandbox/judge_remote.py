@@ -135,7 +135,7 @@ def decode(value, depth: int = 0):
                 if type(pair) is not list or len(pair) != 2:
                     raise BadReply("dict item")
                 key = decode(pair[0], depth + 1)
-                if isinstance(key, list) or (isinstance(key, tuple) and not _hashable(key)):
+                if not _hashable(key):            # a list, a dict, or a tuple holding one
                     raise BadReply("dict key")
                 out[key] = decode(pair[1], depth + 1)
             return out

@@ -195,8 +195,6 @@ class _FleetRun:
                 self._schedule(w)
             elif kind == TRANSFER:
                 self._transfer_done(t, *payload)
-            elif kind == ARRIVAL:
-                pass
             elif kind == FAIL:
                 self._fail(t, payload)
             elif kind == DETECT:

@@ -92,13 +92,7 @@ class LeastRequests(Router):
     name = "least_requests"
 
     def select_worker(self, request, workers):
-        best = workers[0]
-        best_n = best.outstanding
-        for w in workers[1:]:
-            n = w.outstanding
-            if n < best_n:
-                best, best_n = w, n
-        return best
+        return min(workers, key=lambda w: w.outstanding)      # min keeps the first of equals
 
 
 class LeastKV(Router):
@@ -107,13 +101,7 @@ class LeastKV(Router):
     name = "least_kv"
 
     def select_worker(self, request, workers):
-        best = workers[0]
-        best_free = best.free_kv_tokens
-        for w in workers[1:]:
-            free = w.free_kv_tokens
-            if free > best_free:
-                best, best_free = w, free
-        return best
+        return max(workers, key=lambda w: w.free_kv_tokens)   # max keeps the first of equals
 
 
 class PowerOfTwo(Router):

@@ -130,11 +130,6 @@ class BlockManager:
         return (b is not None and b[0] == r and b[1] == prompt and b[2] == self.releases
                 and self.free_blocks() <= b[3])
 
-    def fits(self, prompt: int, prefix) -> bool:
-        """Whether ``admit`` would succeed now (no state changes)."""
-        _, hit, on_host, free_hits = self._lookup(prompt, prefix)
-        return self.free_blocks() - free_hits - (-(-prompt // self.B) - hit + on_host) >= self.watermark
-
     def admit(self, r: int, prompt: int, prefix) -> tuple[int, int] | None:
         """Blocks for a prompt of ``prompt`` tokens, after a prefix lookup: (cached tokens, of which
         read back from the host), or None when it does not fit."""
