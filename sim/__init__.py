@@ -11,7 +11,7 @@ from sim.metrics import percentile, summarize
 from sim.result import Request, SimResult, StepLog
 from sim.setup import Setup
 from sim.simulate import poisson_arrivals, simulate
-from sim import capacity, kv, lengths, planning, presets, sessions, speculative, workload  # modules
+from sim import capacity, kv, lengths, planning, presets, sessions, speculative, trace, workload  # modules
 from sim.capacity import BracketError, InfeasibleError, max_rate, meets_slo
 from sim.planning import Plan, plan
 from sim.workload import run
@@ -19,4 +19,4 @@ from sim.workload import run
 __all__ = ["Setup", "simulate", "summarize", "percentile", "poisson_arrivals",
            "Request", "SimResult", "StepLog", "run", "max_rate", "meets_slo", "plan", "Plan",
            "BracketError", "InfeasibleError", "capacity", "planning", "presets", "workload", "lengths",
-           "kv", "sessions", "speculative"]
+           "kv", "sessions", "speculative", "trace"]

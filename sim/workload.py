@@ -34,7 +34,7 @@ from sim.lengths import as_length
 from sim.result import SimResult
 from sim.setup import Setup
 from sim.simulate import poisson_arrivals
-from sim.trace import read_trace
+from sim.trace import Trace, read
 from sim.validate import check_int, check_lengths_fit, check_number
 
 
@@ -117,11 +117,18 @@ def closed_loop(concurrency: int, num_requests: int, input_len, output_len, thin
     return Workload("closed_loop", None, inp, out, int(concurrency), float(think_s))
 
 
-def trace(path) -> Workload:
-    """Replay a trace file: CSV with a header, or JSONL, with ``arrival`` (seconds, nondecreasing),
-    ``input_len`` and ``output_len`` per request (see ``sim.trace``)."""
-    arrival, inp, out = read_trace(path)
-    return Workload("trace", tuple(arrival), tuple(inp), tuple(out))
+def trace(source, format: str = "auto", *, speed: float = 1.0, start_s: float = 0.0,
+          duration_s: float | None = None) -> Workload:
+    """Replay a trace: a file (the project's CSV/JSONL, Mooncake's or Azure's; see ``sim.trace``) or a
+    ``sim.trace.Trace``. ``start_s`` / ``duration_s`` cut a window of the trace's own time (times then
+    start at 0); ``speed`` replays it that many times as fast. Mooncake's block ids become the
+    requests' prefix identity, so a prefix cache sees the trace's real sharing."""
+    t = source if isinstance(source, Trace) else read(source, format)
+    if start_s or duration_s is not None:
+        t = t.window(start_s, duration_s)
+    if speed != 1.0:
+        t = t.scaled(speed)
+    return Workload("trace", t.arrival, t.input_len, t.output_len, prefix=t.prefix())
 
 
 from sim.sessions import multi_turn, run_sessions, shared_prompts  # noqa: E402  (they build Workloads)
