@@ -35,7 +35,9 @@ chapter's instance, and gives the chapter's plan exactly.
 
 Both: ``kv_bytes_per_token`` is K and V of every layer's KV heads (at least one KV head per GPU:
 heads are replicated when tp > kv_heads), or MLA's latent, which every tensor-parallel GPU keeps a
-full copy of, in bytes of ``kv_dtype`` (default: ``weight_dtype``).
+full copy of, in bytes of ``kv_dtype`` (default: ``weight_dtype``; BF16 for weight-only ``int4``).
+The formats (bf16, fp16, fp8, int8 W8A8, int4 W4A16 weight-only, fp4) and which kernel measurements
+stand for each: ``sim.presets.dtypes``.
 
 How good the calibrated rule is: ``python benchmarks/bench_validation.py`` (tests/validation/),
 and ``uncertainty(gpu, tp)`` gives plans the matching slice's residual range.
@@ -48,11 +50,11 @@ import math
 from dataclasses import fields
 
 from sim.presets import efficiency
+from sim.presets.dtypes import DTYPE_BYTES, KV_FORMATS, WEIGHT_FORMATS, kv_format, weight_format
 from sim.presets.gpus import GPU, GPUS
 from sim.presets.models import MODELS, Model
 from sim.setup import Setup
 
-DTYPE_BYTES = {"bf16": 2, "fp16": 2, "fp8": 1, "fp4": 0.5}
 MAX_TP = 8                    # one node: the GPU-to-GPU link modelled is the node's (NVLink, IF, PCIe)
 
 # The handbook rule's defaults for factors a caller leaves out (measured on one H200,
@@ -101,18 +103,18 @@ def instance(model_name: str, gpu_name: str, *, tp: int = 1, weight_dtype: str =
         raise ValueError(f"tp must be a whole number in [1, {MAX_TP}] (one node), got {tp!r}")
     if m.heads % tp:
         raise ValueError(f"tp={tp} does not divide {m.name}'s {m.heads} attention heads")
-    kv_dtype = weight_dtype if kv_dtype is None else kv_dtype
-    for name, value in (("weight_dtype", weight_dtype), ("kv_dtype", kv_dtype)):
-        if value not in DTYPE_BYTES:
-            raise ValueError(f"{name} must be one of {sorted(DTYPE_BYTES)}, got {value!r}")
-    peak = g.flops(weight_dtype)                  # raises for FP8/FP4 on a GPU without it
+    wf = weight_format(weight_dtype)
+    if kv_dtype is None:                          # the weights' format, or BF16 for weight-only INT4
+        kv_dtype = weight_dtype if weight_dtype in KV_FORMATS else "bf16"
+    kv_format(kv_dtype)
+    peak = g.flops(wf.compute)                    # raises for FP8/FP4 on a GPU without it
     if not (isinstance(mem_util, (int, float)) and 0 < mem_util <= 1):
         raise ValueError(f"mem_util must be in (0, 1], got {mem_util!r}")
     if bandwidth_util is not None and not (isinstance(bandwidth_util, (int, float)) and 0 < bandwidth_util <= 1):
         raise ValueError(f"bandwidth_util must be in (0, 1], got {bandwidth_util!r}")
     handbook = step_overhead is not None
 
-    weight_bytes = m.total_params * DTYPE_BYTES[weight_dtype]
+    weight_bytes = m.total_params * wf.bytes
     kv_bytes = kv_bytes_per_token(m, tp, kv_dtype)
     if handbook:                                  # the chapter's memory: datasheet GB x mem_util
         usable = g.memory * mem_util
@@ -157,15 +159,27 @@ def instance(model_name: str, gpu_name: str, *, tp: int = 1, weight_dtype: str =
 
 
 def calibrated(m: Model, g: GPU, key: str, tp: int, weight_dtype: str, kv_dtype: str) -> dict:
-    """The calibrated step model's Setup fields (besides sizes and peaks), from kernel measurements."""
+    """The calibrated step model's Setup fields (besides sizes and peaks), from kernel measurements.
+
+    A format without kernel measurements of its own uses its stand-in's (``sim.presets.dtypes``):
+    its GEMMs reach the stand-in's fraction of peak, applied to its own tensor cores' peak (INT8 W8A8
+    on an A100: BF16's fractions of the INT8 peak); attention keeps its own speed, re-expressed as a
+    fraction of the Setup's peak."""
+    wf, kvf = WEIGHT_FORMATS[weight_dtype], KV_FORMATS[kv_dtype]
+    measured = efficiency.table(key)
+    gemm = wf.table if wf.table in measured["gemm"] else "bf16"
+    kv = kvf.table if kvf.table in measured["kv_util"] else "bf16"
     layer_params = (m.active_params - 2 * m.embedding_params) / m.layers
-    t = efficiency.terms(key, g.flops(weight_dtype), g.bandwidth, weight_dtype, kv_dtype, tp, layer_params / tp)
+    t = efficiency.terms(key, g.flops(gemm), g.bandwidth, gemm, kv, tp, layer_params / tp)
+    attn_mfu = t.attn_mfu * g.flops(gemm) / g.flops(wf.compute)
+    if kvf.compute != kv:                         # INT8 KV: attention matmuls in BF16, not FP8
+        attn_mfu *= g.flops(kvf.compute) / g.flops(kv)
     allreduces = 2 * m.layers if tp > 1 else 0          # after attention and after the MLP
     return dict(
         params=float(m.active_params - m.embedding_params),
         mfu=t.mfu, bandwidth=tp * g.bandwidth * t.bandwidth_util, kv_serial=KV_SERIAL,
         kv_bandwidth_ratio=t.kv_bandwidth_ratio,
-        attn_flops_per_pair=float(m.attention_flops_per_pair()), attn_mfu=t.attn_mfu,
+        attn_flops_per_pair=float(m.attention_flops_per_pair()), attn_mfu=min(1.0, attn_mfu),
         step_overhead=BASE_OVERHEAD_S + m.layers * t.layer_fixed_s + allreduces * t.allreduce_alpha_s,
         comm_s_per_token=allreduces * m.hidden * ACTIVATION_BYTES / t.allreduce_beta if tp > 1 else 0.0)
 
@@ -193,7 +207,7 @@ def gpu_key(name: str) -> str:
 
 def kv_bytes_per_token(m: Model, tp: int, kv_dtype: str) -> int:
     """KV-cache bytes one token occupies over the whole instance (see the module docstring)."""
-    size = DTYPE_BYTES[kv_dtype]
+    size = kv_format(kv_dtype).bytes
     if m.kv_lora_rank:
         return tp * m.kv_values_per_token() * size       # every GPU keeps the whole latent
     heads = max(m.kv_heads, tp)                           # at least one KV head per GPU
