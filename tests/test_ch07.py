@@ -1,0 +1,153 @@
+"""Chapter 07 (PD disaggregation): the trace statistics, layouts, capacity and verdicts of
+course/ch07.py against plain computations and sim, the panel without a kernel, and the executed
+notebook (in order, no errors, widget state saved, every figure the prose quotes printed by a cell).
+Re-execute with `PYTHONPATH=$PWD python notebooks/run_notebooks.py 07`."""
+
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import nbformat
+import numpy as np
+import pytest
+
+from course import ch07
+from sim import trace
+from sim.fleet import run_fleet
+
+NOTEBOOK = Path(__file__).resolve().parent.parent / "notebooks" / "07-pd-disaggregation.ipynb"
+WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
+
+
+def test_trace_stats_by_hand():
+    t = trace.azure(ch07.TRACES["code"])
+    s = ch07.stats("code")
+    assert s.requests == len(t) == 8819 and s.input_median == 1469 and s.output_median == 13
+    assert s.prefill_tokens_per_s == pytest.approx(sum(t.input_len) / t.duration_s)
+    assert s.prefill_to_decode == pytest.approx(sum(t.input_len) / sum(t.output_len))
+    mean, peak = ch07.burstiness("code")
+    assert mean == pytest.approx(s.prefill_tokens_per_s) and peak > 10 * mean
+    assert ch07.burstiness("conv")[1] < 3 * ch07.burstiness("conv")[0]
+
+
+def test_load_replays_the_window_at_the_rate():
+    w = ch07.load("conv", 30)
+    assert len(w) / w.arrival[-1] == pytest.approx(30, rel=0.02)
+    window = trace.azure(ch07.TRACES["conv"]).window(600, 600)
+    assert w.input_len == window.input_len           # the same requests, compressed in time
+
+
+def test_layouts_and_fleets():
+    assert ch07.layouts() == ("colocated", "colocated-2k", "1P3D", "2P2D", "3P1D")
+    f = ch07.fleet("3P1D", "ethernet")
+    assert f.link.gbs == 12.5 and f.link.latency_s == 2e-3
+    small = ch07.fleet("colocated-2k")
+    assert small.colocated.setup.max_num_batched_tokens == 2048 and small.colocated.instances == 4
+
+
+def test_run_and_attainment_are_the_fleets():
+    r = ch07.run("conv", "2P2D", 20)
+    direct = run_fleet(ch07.fleet("2P2D"), ch07.load("conv", 20))
+    assert np.array_equal(r.ttft, direct.ttft, equal_nan=True)
+    ok = (direct.ttft <= 1.0) & (np.isnan(direct.tpot) | (direct.tpot <= 0.03))
+    assert ch07.attainment(r, 1.0, 0.03) == ok.mean()
+
+
+def test_capacity_is_the_last_passing_rate_before_the_first_failure():
+    name, lay, a, b = "conv", "3P1D", 1.0, 0.03
+    cap = ch07.capacity(name, lay, a, b)
+    passing = [ch07.attainment(ch07.run(name, lay, r), a, b) >= ch07.TARGET for r in ch07.RATES[name]]
+    k = passing.index(False) if False in passing else len(passing)
+    assert cap == (ch07.RATES[name][k - 1] if k else 0.0)
+    assert ch07.capacity(name, lay, a, b, target=0.5) >= cap
+
+
+def test_verdict_compares_the_best_of_each_side():
+    v = ch07.verdict("conv", 1.0, 0.02)
+    assert v.colocated == max(ch07.capacity("conv", lay, 1.0, 0.02) for lay in ("colocated", "colocated-2k"))
+    assert v.pd == max(ch07.capacity("conv", lay, 1.0, 0.02) for lay in ("1P3D", "2P2D", "3P1D"))
+    assert v.winner == "PD"
+
+
+def test_transfer_time_by_hand():
+    assert ch07.transfer_ms(1000, "ethernet") == pytest.approx((1000 * 163840 / 12.5e9 + 2e-3) * 1e3)
+
+
+def test_panel_answers_and_moves():
+    p = ch07.pd_panel()
+    a = p.answer
+    assert a == ch07.panel_answer("conv", "3P1D", 1.0, 0.03, "infiniband")
+    assert a.capacity == ch07.capacity("conv", "3P1D", 1.0, 0.03) and "</svg>" in p.chart.value
+    p.controls["layout"].value = "colocated"
+    assert p.answer.capacity == ch07.capacity("conv", "colocated", 1.0, 0.03)
+    assert "没有传输" in p.table.value
+
+
+# --- the executed notebook -----------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def nb():
+    return nbformat.read(NOTEBOOK, as_version=4)
+
+
+def _code(nb):
+    return [c for c in nb.cells if c.cell_type == "code"]
+
+
+def _stdout(nb):
+    return "".join(o.get("text", "") for c in _code(nb) for o in c.outputs if o.output_type == "stream")
+
+
+def _prose(nb):
+    return "".join(c.source for c in nb.cells if c.cell_type == "markdown")
+
+
+def test_notebook_ran_in_order_without_errors(nb):
+    cells = _code(nb)
+    assert [c.execution_count for c in cells] == list(range(1, len(cells) + 1))
+    for i, c in enumerate(cells):
+        kinds = [o.output_type for o in c.outputs]
+        assert c.outputs and "error" not in kinds, f"code cell {i}"
+        assert not any(o.output_type == "stream" and o.name == "stderr" for o in c.outputs), f"code cell {i}"
+
+
+def test_notebook_saved_the_panel_and_a_figure(nb):
+    views = [o.data[WIDGET_VIEW]["model_id"] for c in _code(nb) for o in c.outputs
+             if WIDGET_VIEW in o.get("data", {})]
+    assert len(views) == 1 and views[0] in nb.metadata["widgets"][WIDGET_STATE]["state"]
+    i = next(i for i, c in enumerate(nb.cells) if c.cell_type == "code" and "pd_panel()" in c.source)
+    assert "运行下面这个单元之后才会响应" in nb.cells[i - 1].source
+    assert any("image/png" in o.get("data", {}) for c in _code(nb) for o in c.outputs)
+    assert sum("\u4e00" <= ch <= "\u9fff" for ch in _prose(nb)) > 1800
+    assert len([c for c in _code(nb) if "nbval-check-output" in c.metadata.get("tags", [])]) >= 6
+
+
+def test_links_the_problems_and_has_a_judge_cell(nb):
+    from practice import catalog
+    ids = [p.id for p in catalog.all_problems() if str(p.meta.get("chapter")).zfill(2) == "07"]
+    for pid in ids + [141]:
+        assert f"judge.py start {pid}" in _prose(nb)
+    judge = [c for c in _code(nb) if c.source.startswith("%%judge")]
+    assert len(judge) == 1 and "--examples" in judge[0].source.splitlines()[0]
+
+
+QUOTED = [
+    ("1469 token", "1469 / "), ("13 token", "13 / "), ("73.4 : 1", "73.4 : 1"), ("5.5 : 1", "5.5 : 1"),
+    ("13.4 倍", "13.4x"), ("70,266", "70,266"), ("5,256", "5,256"), ("2.6 倍", "2.6x"),
+    ("3P1D 撑到 50 req/s", "3P1D          50"), ("混合部署只有 30", "colocated     30"),
+    ("3P1D 是 60", "3P1D          60"), ("混合是 50", "colocated     50"),
+    ("10.9 ms", "10.9 ms"), ("只有 2 req/s", "2P2D          2 "),
+    ("只撑 10 req/s，2P2D 撑 40", "PD: 10 vs 2P2D 40"), ("打平（50 对 50）", "tie: 50 vs 3P1D 50"),
+    ("60 对 50", "PD: 50 vs 3P1D 60"), ("40 对 10", "PD: 10 vs 2P2D 40"),
+    ("160 KiB", "160 KiB"), ("167 MB", "167 MB"), ("1.4 ms", "1.4 ms"), ("4.0 ms", "4.0 ms"),
+    ("99.5 ms", "99.5 ms"), ("431.5 ms", "431.5 ms"), ("2.7 ms", "2.7 ms"), ("55.9 ms", "55.9 ms"),
+]
+
+
+@pytest.mark.parametrize("prose, printed", QUOTED)
+def test_prose_quotes_what_the_cells_print(nb, prose, printed):
+    assert prose in _prose(nb), f"the prose no longer says {prose!r}"
+    assert printed in _stdout(nb), f"no cell prints {printed!r} (quoted as {prose!r}); rerun and fix the prose"
