@@ -94,3 +94,13 @@ def test_tqdm_too_keeps_quick_work_silent():
         bar(1, 3)
         bar(3, 3)
     assert stream.getvalue() == ""
+
+
+def test_sim_imports_tqdm_only_when_a_bar_is_drawn():
+    import subprocess
+    code = ("import sys, io, sim.cli, sim.progress, sim.fleet.sizing\n"
+            "sim.progress.progress_bar('x', stream=io.StringIO())(1, 2)\n"
+            "print('tqdm' in sys.modules)")
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.strip() == "False"
