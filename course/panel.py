@@ -15,8 +15,8 @@ Every figure of the sizing is ``sim.plan``'s (``instance`` calls it once per ins
 and SLOs; QPS and price only ``Plan.resized`` it, without simulating): the rate, the bound (``ttft``
 included), the low-load times, the analytic ceilings (``sim.bound.ceilings``), the reason a choice
 has no plan; this module formats them. ``python -m sim plan`` / ``sweep`` give the same figures for
-the same option; the latency curve reuses the plan's run at its answer. The charts are light SVG (``course.plots.Chart``): a matplotlib PNG
-would take longer to render than the whole update may. ``benchmarks/bench_panel.py`` times random
+the same option; the latency curve reuses the plan's run at its answer. The charts are light SVG
+(``course.plots.Chart``): a matplotlib PNG would take longer to render than the whole update may. ``benchmarks/bench_panel.py`` times random
 slider moves through ``DesignPanel.update`` / ``RatePanel.update``, the code the widgets call.
 
 Instances: the chapter's (Llama-3-70B, FP8 weights and KV, 8 x H100) is ``chapter_setup()``, its

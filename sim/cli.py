@@ -90,9 +90,10 @@ def _sweep(args) -> int:
 
     grid = {"gpu": args.gpus or DEFAULT_GRID["gpu"], "tp": args.tps, "weight_dtype": args.dtypes,
             **instance_keywords(args)}
+    prices = _prices(args.gpu_hour_usd)
     with progress_bar("options planned", enabled=MODES[args.progress]) as bar:
         rows = sweep(args.model, args.qps, args.input, args.output, args.ttft, args.tpot, grid=grid,
-                     headroom=args.headroom, executor=args.executor, workers=args.workers,
+                     gpu_hour_usd=prices, headroom=args.headroom, executor=args.executor, workers=args.workers,
                      address=args.address, progress=bar)
     if args.json:
         print(json.dumps([r.as_dict() for r in rows], indent=2))
@@ -102,6 +103,22 @@ def _sweep(args) -> int:
               f"p99 TPOT <= {args.tpot * 1e3:g} ms; cheapest first")
         print(table(rows, args.top))
     return 0
+
+
+def _prices(items) -> dict | None:
+    """``--gpu-hour-usd gh200=4 b200=6`` (sweep) as {GPU name: price}."""
+    if not items:
+        return None
+    prices = {}
+    for item in items:
+        name, sep, price = item.partition("=")
+        try:
+            prices[name] = float(price) if sep and name else None
+        except ValueError:
+            prices[name] = None
+        if prices[name] is None:
+            raise ValueError(f"--gpu-hour-usd takes GPU=USD items (e.g. gh200=4.0), got {item!r}")
+    return prices
 
 
 def _fleet(args) -> int:
@@ -183,6 +200,8 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--address", default=None,
                    help="Ray cluster address for --executor ray, e.g. auto or ray://head:10001 "
                         "(default: start a local Ray runtime)")
+    s.add_argument("--gpu-hour-usd", nargs="+", default=None, metavar="GPU=USD",
+                   help="prices per GPU-hour replacing or adding to sim.presets.GPU_HOUR_USD, e.g. gh200=4")
     s.add_argument("--top", type=int, default=None, help="print only the cheapest N")
     _progress_flag(s)
     s.set_defaults(func=_sweep)

@@ -66,7 +66,8 @@ def sweep(model: str, qps: float, input_len: int, output_len: int, ttft_slo: flo
     row's figures are those ``sim.plan``, ``python -m sim plan`` and the chapter panels give for the
     same option (tests/test_sweep.py checks it).
     ``gpu_hour_usd`` adds or replaces prices of ``presets.GPU_HOUR_USD`` (see ``presets.gpu_hour_usd``;
-    a GPU with no price is a row with that reason). ``progress(done, total)`` is called after each option. ``executor``: "local" (default),
+    a GPU with no price is a row with that reason). ``progress(done, total)`` is called after each
+    option (``sim.progress.progress_bar`` draws it). ``executor``: "local" (default),
     ``workers`` processes (default: the CPU count; 1 runs in this process), or "ray", on the Ray
     cluster at ``address`` (default: a local Ray runtime, or this process's Ray connection).
     """
@@ -85,7 +86,7 @@ def table(rows: list[Option], limit: int | None = None) -> str:
     lines = []
     for r in rows[:limit]:
         s = r.settings
-        dtype = s.get("weight_dtype", "bf16") + ("/" + s["kv_dtype"] if s.get("kv_dtype") else "")
+        dtype = (s.get("weight_dtype", "bf16") + ("/" + s["kv_dtype"] if s.get("kv_dtype") else "")).upper()
         if r.feasible:
             lines.append([presets.gpu(s["gpu"]).name, str(s.get("tp", 1)), dtype, str(r.gpus), f"{r.usd_per_hour:,.0f}",
                           f"{r.usd_per_million_output_tokens:.2f}", f"{r.rate_per_instance:.2f}", r.bound])

@@ -125,6 +125,15 @@ def test_a_gpu_without_a_price_asks_for_one(capsys):
     assert "no price for GPU" in err and "--gpu-hour-usd" in err and "Traceback" not in err
     assert main(args + ["--gpu-hour-usd", "3", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["gpu_hour_usd"] == 3.0
+    sweep = ["sweep"] + args[1:3] + args[5:] + ["--gpus", "gh200", "--tps", "1", "--dtypes", "fp8", "--workers", "1"]
+    assert main(sweep + ["--json"]) == 0
+    (row,) = json.loads(capsys.readouterr().out)
+    assert not row["feasible"] and "--gpu-hour-usd" in row["reason"]
+    assert main(sweep + ["--json", "--gpu-hour-usd", "GH200=3"]) == 0
+    (row,) = json.loads(capsys.readouterr().out)
+    assert row["feasible"] and row["usd_per_hour"] == 3.0 * row["gpus"]
+    assert main(sweep + ["--gpu-hour-usd", "gh200"]) == 2
+    assert "GPU=USD" in capsys.readouterr().err
 
 
 def test_no_module_resolves_names_through_the_presets_private_helper():
