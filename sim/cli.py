@@ -172,7 +172,9 @@ def instance_flags(p: argparse.ArgumentParser) -> None:
                    help="price per GPU-hour (default: sim.presets.GPU_HOUR_USD)")
 
 
-def _progress_flag(p: argparse.ArgumentParser) -> None:
+def progress_flag(p: argparse.ArgumentParser) -> None:
+    """``--progress auto | always | never``, for any command that runs longer than a second; pass
+    ``enabled=MODES[args.progress]`` to ``sim.progress.progress_bar``."""
     p.add_argument("--progress", default="auto", choices=list(MODES),
                    help="progress on stderr: auto (when stderr is a terminal, the default), always, never")
 
@@ -203,7 +205,7 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--gpu-hour-usd", nargs="+", default=None, metavar="GPU=USD",
                    help="prices per GPU-hour replacing or adding to sim.presets.GPU_HOUR_USD, e.g. gh200=4")
     s.add_argument("--top", type=int, default=None, help="print only the cheapest N")
-    _progress_flag(s)
+    progress_flag(s)
     s.set_defaults(func=_sweep)
 
     f = sub.add_parser("fleet", help="cheapest colocated and PD fleets, verified by simulation")
@@ -213,6 +215,6 @@ def _parser() -> argparse.ArgumentParser:
     f.add_argument("--duration", type=float, default=120.0, help="seconds of traffic per simulated fleet")
     f.add_argument("--link-gbs", type=float, default=50.0, help="KV link, GB/s (PD)")
     f.add_argument("--link-latency", type=float, default=1e-3, help="KV link latency, seconds (PD)")
-    _progress_flag(f)
+    progress_flag(f)
     f.set_defaults(func=_fleet)
     return parser
