@@ -105,8 +105,8 @@ class Hardware:
         return self == Hardware()
 
     def label(self) -> str:
-        return (f"{presets.model(self.model).name} · {self.tp} x {presets.gpu(self.gpu).name} · "
-                f"weights {self.weight_dtype.upper()} / KV {self.kv_dtype.upper()}")
+        """The instance as every command names it (``sim.presets.describe``)."""
+        return presets.describe(self.model, self.gpu, self.tp, self.weight_dtype, self.kv_dtype)
 
 
 CHAPTER = Hardware()

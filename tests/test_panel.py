@@ -367,3 +367,11 @@ def test_the_kv_fit_rule_is_sim_validates_paged_kv_included(monkeypatch):
         check_lengths_fit(paged, need - 500, 500)
     assert "KV Cache" in why and str(rule.value) in why
     assert panel._setup_or_reason(panel.CHAPTER, 0.4, 2000, 500) == (paged, "")
+
+
+def test_the_panels_name_the_instance_as_the_commands_do():
+    hw = panel.Hardware("llama-3-8b", "h200", 2, "fp8", "bf16")
+    assert hw.label() == presets.describe("llama-3-8b", "h200", 2, "fp8", "bf16") == \
+        "Llama-3-8B on 2 x H200 SXM, weights FP8 / KV BF16"
+    p = panel.design_panel(background=False)
+    assert panel.CHAPTER.label() in p.chart.value
