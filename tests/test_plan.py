@@ -204,3 +204,19 @@ def test_ceilings_min_is_the_searchs_starting_bound(setup):
     c = bound.ceilings(setup, 1000, 300)
     assert min(c.compute, c.bandwidth) == capacity.throughput_bound(setup, 1000, 300)
     assert c.kv > 0
+
+
+def test_with_speculative_decoding_a_lone_requests_tpot_does_not_decide(monkeypatch):
+    # Acceptance is drawn per request: the lone request's TPOT is one draw, so plan still searches.
+    from types import SimpleNamespace
+
+    from sim import planning, simulate
+    from sim.speculative import Speculative
+    spec = CHAPTER.replace(speculative=Speculative(k=4, alpha=0.7))
+    lone = float(simulate(spec, 1.0, 1, 2000, 500).tpot[0])
+    calls = []
+    no_rate = (0.0, SimpleNamespace(results={}))
+    monkeypatch.setattr(planning, "capacity_search", lambda *a, **k: (calls.append(a), no_rate)[1])
+    with pytest.raises(InfeasibleError):
+        plan(200, spec, 2000, 500, 2.0, lone * 0.999, gpus_per_instance=8)
+    assert len(calls) == 1
