@@ -16,7 +16,6 @@ from functools import lru_cache
 from course import plots
 from sim import plan, presets
 from sim.setup import attention_pairs
-from sim.sweep import GPU_HOUR_USD
 
 GB = 1e9
 SERVICE = dict(qps=200, input_len=2000, output_len=500, ttft_slo=2.0, tpot_slo=0.05)
@@ -40,8 +39,11 @@ ACCURACY = {
 
 
 def price(gpu: str) -> float | None:
-    """USD per GPU-hour (``sim.sweep``'s list prices), None where there is none."""
-    return GPU_HOUR_USD.get(presets.gpu_key(gpu))
+    """USD per GPU-hour (``sim.presets.gpu_hour_usd``'s list prices), None where there is none."""
+    try:
+        return presets.gpu_hour_usd(gpu)
+    except ValueError:
+        return None
 
 
 # --- memory ------------------------------------------------------------------------------------

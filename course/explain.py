@@ -92,6 +92,7 @@ BOUND_ZH = {
     "decode_bandwidth": "显存带宽（decode 每步都要读一遍权重与 KV）",
     "kv_capacity": "KV Cache 容量（同时在跑的请求数被显存卡住）",
     "max_num_seqs": "并发上限 max_num_seqs",
+    "ttft": "TTFT SLO（提示词很长，单个请求的 prefill 就占去 SLO 的一大块）",
     "infeasible": "无解：即使只有一个请求也满足不了 SLO",
 }
 

@@ -10,18 +10,21 @@ Two panels, both computed live (no precomputed table):
   how the TTFT and TPOT distributions of one instance move.
 
 The numbers come from functions with no widgets in them (``design``, ``latency_curve``,
-``distribution``), cached on their arguments, so a slider change only recomputes what it changed:
-QPS and price never rerun the simulator. The rate search is ``sim.capacity.search``, the one
-``sim.plan``, ``python -m sim plan`` / ``sweep`` use (1500 requests, to 0.1%); the latency curve
-reuses its run at the answer. The charts are light SVG (``course.plots.Chart``): a matplotlib PNG
-would take longer to render than the whole update may. ``benchmarks/bench_panel.py`` times random
+``distribution``), cached on their arguments, so a slider change only recomputes what it changed.
+Every figure of the sizing is ``sim.plan``'s (``instance`` calls it once per instance, request shape
+and SLOs; QPS and price only ``Plan.resized`` it, without simulating): the rate, the bound (``ttft``
+included), the low-load times, the analytic ceilings (``sim.bound.ceilings``), the reason a choice
+has no plan; this module formats them. ``python -m sim plan`` / ``sweep`` give the same figures for
+the same option; the latency curve reuses the plan's run at its answer. The charts are light SVG
+(``course.plots.Chart``): a matplotlib PNG would take longer to render than the whole update may. ``benchmarks/bench_panel.py`` times random
 slider moves through ``DesignPanel.update`` / ``RatePanel.update``, the code the widgets call.
 
 Instances: the chapter's (Llama-3-70B, FP8 weights and KV, 8 x H100) is ``chapter_setup()``, its
 own rounded figures (70.6B parameters); any other choice is ``sim.presets.instance`` with the
 chapter's explicit factors (the handbook's step rule: ``step_overhead`` 1.5 ms, ``bandwidth_util``
 1.0, MFU from its slider). A choice that cannot run (weights that do not fit, a dtype the GPU lacks,
-a TP that does not divide the heads, a request larger than the KV cache) shows its reason.
+a TP that does not divide the heads, a request larger than the KV cache: the presets' and
+``sim.validate.check_lengths_fit``'s checks) shows its reason.
 """
 
 from __future__ import annotations
@@ -31,17 +34,18 @@ import io
 import math
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 
 import numpy as np
 
 from course import plots
-from course.explain import estimate, explain_zh, fmt_rate
+from course.explain import explain_zh, fmt_rate
 from sim import bound, capacity, planning, presets
 from sim.metrics import meets_slos, percentile, summarize
 from sim.setup import Setup
 from sim.simulate import simulate
+from sim.validate import check_lengths_fit
 
 # The chapter's service: a 70B dense model, FP8 weights and KV, one instance = 8 x H100 with TP=8.
 KV_BYTES_PER_TOKEN = 2 * 80 * 8 * 128 * 1          # K and V x 80 layers x 8 KV heads x 128 dims x 1 byte
@@ -101,8 +105,8 @@ class Hardware:
         return self == Hardware()
 
     def label(self) -> str:
-        return (f"{presets.model(self.model).name} · {self.tp} x {presets.gpu(self.gpu).name} · "
-                f"weights {self.weight_dtype.upper()} / KV {self.kv_dtype.upper()}")
+        """The instance as every command names it (``sim.presets.describe``)."""
+        return presets.describe(self.model, self.gpu, self.tp, self.weight_dtype, self.kv_dtype)
 
 
 CHAPTER = Hardware()
@@ -119,15 +123,18 @@ def instance_setup(hw: Hardware = CHAPTER, mfu: float = MFU) -> Setup:
 
 
 def _setup_or_reason(hw: Hardware, mfu: float, input_len: int = 1, output_len: int = 1):
-    """(setup, "") or (None, reason in Chinese) for a choice and a request shape."""
+    """(setup, "") or (None, reason in Chinese) for a choice and a request shape: the preset's own
+    error, or ``sim.validate.check_lengths_fit``'s (the rule ``sim.plan`` applies, paged KV included)."""
     try:
         setup = instance_setup(hw, mfu)
     except ValueError as e:
         return None, f"这个组合无法部署：{e}"
-    need = input_len + output_len
-    if need > setup.kv_capacity_tokens:
-        return None, (f"一个请求要预留 {need:,} token 的 KV，而这个实例的 KV Cache 只有 "
-                      f"{setup.kv_capacity_tokens:,} token：换更大的 TP、更小的 KV dtype 或更短的请求")
+    try:
+        check_lengths_fit(setup, input_len, output_len)
+    except ValueError as e:
+        return None, (f"一个请求要 {input_len + output_len:,} token 的 KV，而这个实例的 KV Cache 只有 "
+                      f"{setup.kv_capacity_tokens:,} token，单个请求都放不下：换更大的 TP、更小的 KV dtype "
+                      f"或更短的请求（{e}）")
     return setup, ""
 
 
@@ -135,12 +142,13 @@ def _setup_or_reason(hw: Hardware, mfu: float, input_len: int = 1, output_len: i
 
 @dataclass(frozen=True)
 class Design:
-    """What the chapter-02 panel shows for one position of its controls: ``sim.plan``'s figures.
+    """What the chapter-02 panel shows for one position of its controls: ``sim.plan``'s figures
+    (``plan``, the ``sim.Plan`` they come from, resized to the position's QPS and price).
 
     When no rate meets the SLOs (or the choice cannot run) ``feasible`` is False, the counts and
-    costs are None, ``bound`` is "infeasible", ``reason`` says why and the low-load times are those
-    of a lone request (NaN when the instance cannot be built). ``explanation`` holds the hand
-    calculation behind the numbers, in Chinese.
+    costs are None, ``bound`` is "infeasible" (or "unbounded": the SLOs never bind), ``reason``
+    says why and the low-load times are those of a lone request (NaN when there is none).
+    ``explanation`` holds the hand calculation behind the numbers, in Chinese.
     """
 
     qps: float
@@ -163,97 +171,62 @@ class Design:
     hardware: Hardware = CHAPTER
     ttft_slo: float = TTFT_SLO_S
     tpot_slo: float = TPOT_SLO_S
-    ceilings: tuple = ()          # (name, req/s) of the analytic ceilings, see ``ceilings``
-
-
-@lru_cache(maxsize=512)
-def lone_request(input_len: int, output_len: int, mfu: float, hw: Hardware = CHAPTER) -> tuple[float, float]:
-    """(TTFT, TPOT) of one request alone on the instance: the best the instance can ever do."""
-    result = simulate(instance_setup(hw, mfu), 1.0, 1, input_len, output_len)
-    return float(result.ttft[0]), float(result.tpot[0])
+    ceilings: bound.Ceilings | None = None      # the analytic ceilings (sim.bound.ceilings)
+    plan: planning.Plan | None = field(default=None, compare=False, repr=False)
 
 
 @dataclass(frozen=True)
-class InstanceFigures:
-    """What depends only on the instance, the request shape and the SLOs: found by ``sim.plan``'s
-    search. ``rate`` is 0.0 and ``bound`` "infeasible" when no rate meets the SLOs; the low-load
-    times are then those of a lone request. ``at_rate`` is the search's run at ``rate``."""
+class Planned:
+    """``sim.plan``'s answer for one instance, request shape and SLOs: the ``Plan`` (at the chapter's
+    QPS and price; ``design`` resizes it), or the error it raised (``InfeasibleError``: no rate meets
+    the SLOs; ``BracketError``: the SLOs never bind)."""
 
-    rate: float
-    bound: str
-    low_load_ttft_s: float
-    low_load_tpot_s: float
-    at_rate: object = None
+    plan: planning.Plan | None
+    error: ValueError | None = None
 
 
 @lru_cache(maxsize=512)
 def instance(input_len: int, output_len: int, mfu: float, hw: Hardware = CHAPTER,
-             ttft_slo: float = TTFT_SLO_S, tpot_slo: float = TPOT_SLO_S) -> InstanceFigures:
-    """``sim.plan``'s per-instance figures, computed the way it does (the same search, the same
-    low-load run, the bound read from the run at the rate), reusing the search's run at its answer.
-    A lone request that already misses an SLO answers at once (the search would say 0.0 too)."""
+             ttft_slo: float = TTFT_SLO_S, tpot_slo: float = TPOT_SLO_S) -> Planned:
+    """``sim.plan`` for the instance (its search, low-load run and bound), cached: only the controls
+    that change the instance, the request shape or the SLOs run it again; QPS and price resize it.
+    Raises ValueError for a choice that cannot run (``_setup_or_reason`` says why)."""
     setup = instance_setup(hw, mfu)
-    ttft, tpot = lone_request(input_len, output_len, mfu, hw)
-    if ttft > ttft_slo or tpot > tpot_slo:
-        return InstanceFigures(0.0, "infeasible", ttft, tpot)
     try:
-        rate, runs = capacity.search(setup, input_len, output_len, ttft_slo, tpot_slo, rel_tol=planning.PLAN_REL_TOL)
-    except capacity.BracketError:
-        return InstanceFigures(math.inf, "unbounded", ttft, tpot)
-    if rate <= 0:
-        return InstanceFigures(0.0, "infeasible", ttft, tpot)
-    low = simulate(setup, min(1.0, rate / 10), planning.LOW_LOAD_REQUESTS, input_len, output_len)
-    at_rate = runs.results[rate]
-    kind = bound.classify(bound.shares(setup, at_rate))
-    return InstanceFigures(rate, kind, percentile(low.ttft, 50), percentile(low.tpot, 50), at_rate)
-
-
-def rate_per_instance(input_len: int, output_len: int, mfu: float, hw: Hardware = CHAPTER,
-                      ttft_slo: float = TTFT_SLO_S, tpot_slo: float = TPOT_SLO_S) -> float:
-    """The largest per-instance rate meeting both SLOs (p99), the way ``sim.plan`` searches it."""
-    return instance(input_len, output_len, mfu, hw, ttft_slo, tpot_slo).rate
-
-
-def ceilings(setup: Setup, input_len: int, output_len: int) -> tuple:
-    """The analytic ceilings on the rate (req/s): compute, memory bandwidth (decode steps reading
-    weights and KV at the largest batch), KV capacity (requests held at once over a lone request's
-    lifetime at the TPOT floor)."""
-    e = estimate(setup, input_len, output_len)
-    batch = min(setup.max_num_seqs, max(1, e.kv_requests))
-    decode_step = (setup.weight_bytes + setup.kv_bytes_per_token * batch * (input_len + output_len / 2)) / setup.bandwidth
-    bandwidth = batch / (output_len * (decode_step + setup.step_overhead))
-    lifetime = e.ttft_floor_s + output_len * e.tpot_floor_s
-    kv = max(1, e.kv_requests) / lifetime
-    return (("compute", e.compute_rate), ("bandwidth", bandwidth), ("kv", kv))
+        return Planned(planning.plan(QPS, setup, input_len, output_len, ttft_slo, tpot_slo,
+                                     gpus_per_instance=hw.tp, headroom=HEADROOM, gpu_hour_usd=GPU_HOUR_USD))
+    except (planning.InfeasibleError, planning.BracketError) as e:
+        return Planned(None, e)
 
 
 @lru_cache(maxsize=1024)
 def design(qps: float = QPS, input_len: int = INPUT_LEN, output_len: int = OUTPUT_LEN,
            mfu: float = MFU, gpu_hour_usd: float = GPU_HOUR_USD, hw: Hardware = CHAPTER,
            ttft_slo: float = TTFT_SLO_S, tpot_slo: float = TPOT_SLO_S) -> Design:
-    """Size the service for one position of the controls (cached on the arguments)."""
+    """Size the service for one position of the controls (cached on the arguments): ``sim.plan``'s
+    figures, formatted; nothing is computed here but the Chinese reason when there is no plan."""
+    controls = (qps, input_len, output_len, mfu, gpu_hour_usd)
     common = dict(hardware=hw, ttft_slo=ttft_slo, tpot_slo=tpot_slo)
     setup, why = _setup_or_reason(hw, mfu, input_len, output_len)
     if setup is None:
-        return Design(qps, input_len, output_len, mfu, gpu_hour_usd, False, 0.0, None, None, None, None, None,
-                      "infeasible", float("nan"), float("nan"), why, (why,), **common)
-    base = instance(input_len, output_len, mfu, hw, ttft_slo, tpot_slo)
-    ceil = ceilings(setup, input_len, output_len)
-    if base.rate == math.inf:
+        return Design(*controls, False, 0.0, None, None, None, None, None, "infeasible", math.nan, math.nan,
+                      why, (why,), **common)
+    answer = instance(input_len, output_len, mfu, hw, ttft_slo, tpot_slo)
+    if answer.plan is not None:
+        p = answer.plan.resized(qps=qps, gpu_hour_usd=gpu_hour_usd)
+        lines = explain_zh(setup, input_len, output_len, low_load_ttft_s=p.low_load_ttft_s,
+                           low_load_tpot_s=p.low_load_tpot_s, rate_per_instance=p.rate_per_instance,
+                           bound=p.bound, ttft_slo=ttft_slo, tpot_slo=tpot_slo)
+        return Design(*controls, True, p.rate_per_instance, p.instances_no_headroom, p.instances, p.gpus,
+                      p.usd_per_hour, p.usd_per_million_output_tokens, p.bound, p.low_load_ttft_s,
+                      p.low_load_tpot_s, "", tuple(lines), ceilings=p.ceilings, plan=p, **common)
+    ceil = bound.ceilings(setup, input_len, output_len)
+    if isinstance(answer.error, planning.BracketError):
         why = (f"SLO 约束不住这个实例：压测的 {capacity.POISSON_REQUESTS} 个请求即使几乎同时到达，也都满足 SLO，"
                "找不到最大速率（sim.plan 对此报 BracketError）。收紧 SLO 或加长请求再看。")
-        return Design(qps, input_len, output_len, mfu, gpu_hour_usd, False, 0.0, None, None, None, None, None,
-                      "unbounded", base.low_load_ttft_s, base.low_load_tpot_s, why, (why,), ceilings=ceil, **common)
-    if base.rate > 0:
-        rate = base.rate
-        sized = planning.size(qps, rate, output_len, gpus_per_instance=hw.tp, headroom=HEADROOM,
-                              gpu_hour_usd=gpu_hour_usd)
-        lines = explain_zh(setup, input_len, output_len, low_load_ttft_s=base.low_load_ttft_s,
-                           low_load_tpot_s=base.low_load_tpot_s, rate_per_instance=rate,
-                           bound=base.bound, ttft_slo=ttft_slo, tpot_slo=tpot_slo)
-        return Design(qps, input_len, output_len, mfu, gpu_hour_usd, True, rate, *sized, base.bound,
-                      base.low_load_ttft_s, base.low_load_tpot_s, "", tuple(lines), ceilings=ceil, **common)
-    ttft, tpot = base.low_load_ttft_s, base.low_load_tpot_s
+        return Design(*controls, False, 0.0, None, None, None, None, None, "unbounded", math.nan, math.nan,
+                      why, (why,), ceilings=ceil, **common)
+    ttft, tpot = answer.error.ttft_s, answer.error.tpot_s          # sim.plan's lone request
     misses = []
     if ttft > ttft_slo:
         misses.append(f"单个请求的 TTFT 已是 {ttft:.2f} s，超过 {ttft_slo:g} s")
@@ -262,8 +235,8 @@ def design(qps: float = QPS, input_len: int = INPUT_LEN, output_len: int = OUTPU
     reason = "；".join(misses) or "单个请求能满足 SLO，但稍有负载就有超过 1% 的请求超标"
     lines = explain_zh(setup, input_len, output_len, low_load_ttft_s=ttft, low_load_tpot_s=tpot,
                        rate_per_instance=0.0, bound="infeasible", ttft_slo=ttft_slo, tpot_slo=tpot_slo)
-    return Design(qps, input_len, output_len, mfu, gpu_hour_usd, False, 0.0, None, None, None,
-                  None, None, "infeasible", ttft, tpot, reason, tuple(lines), ceilings=ceil, **common)
+    return Design(*controls, False, 0.0, None, None, None, None, None, "infeasible", ttft, tpot, reason,
+                  tuple(lines), ceilings=ceil, **common)
 
 
 def mfu_options() -> tuple[float, ...]:
@@ -304,7 +277,8 @@ def what_changed(before: Design | None, after: Design, control: str | None = Non
     elif after.feasible:
         parts.append(f"瓶颈仍是{BOUND_SHORT.get(after.bound, after.bound)}")
     if before.ceilings and after.ceilings:
-        moved = [(abs(b / a - 1), name, a, b) for (name, a), (_, b) in zip(before.ceilings, after.ceilings) if a and b]
+        moved = [(abs(b / a - 1), name, a, b)
+                 for name, a, b in zip(after.ceilings._fields, before.ceilings, after.ceilings) if a and b]
         if moved and max(moved)[0] > 0.005:
             _, name, a, b = max(moved)
             parts.append(f"{CEILING_ZH[name]} {fmt_rate(a)} → {fmt_rate(b)} req/s（{_pct(a, b)}）")
@@ -354,13 +328,11 @@ def latency_curve(input_len: int, output_len: int, mfu: float, hw: Hardware = CH
     setup, _ = _setup_or_reason(hw, mfu, input_len, output_len)
     if setup is None:
         return None
-    base = instance(input_len, output_len, mfu, hw, ttft_slo, tpot_slo)
-    rate = base.rate
-    known = {}
-    if rate <= 0 or rate == math.inf:
-        rate = setup.peak_flops * setup.mfu / (2 * setup.params * (input_len + output_len))
+    p = instance(input_len, output_len, mfu, hw, ttft_slo, tpot_slo).plan
+    if p is None:
+        rate, known = bound.ceilings(setup, input_len, output_len).compute, {}
     else:
-        known[rate] = base.at_rate
+        rate, known = p.rate_per_instance, {p.rate_per_instance: p.run_at_rate}
     rates = tuple(rate * f for f in CURVE_FRACTIONS)
     return latency_curve_for(setup, rates, input_len, output_len, num_requests=CURVE_REQUESTS,
                              ttft_slo=ttft_slo, tpot_slo=tpot_slo, known=known)
@@ -622,7 +594,8 @@ def rate_options(hw: Hardware = CHAPTER, mfu: float = MFU, input_len: int = INPU
     setup, _ = _setup_or_reason(hw, mfu, input_len, output_len)
     if setup is None:
         return RATE_OPTIONS
-    scale = estimate(setup, input_len, output_len).compute_rate / estimate(chapter_setup(mfu), input_len, output_len).compute_rate
+    scale = (bound.ceilings(setup, input_len, output_len).compute
+             / bound.ceilings(chapter_setup(mfu), input_len, output_len).compute)
     return tuple(dict.fromkeys(float(f"{r * scale:.3g}") for r in RATE_OPTIONS))
 
 
@@ -704,7 +677,7 @@ def rate_panel(**kwargs) -> RatePanel:
 
 def clear_caches() -> None:
     """Forget every cached computation (tests and benchmarks use it to time cold updates)."""
-    for f in (instance_setup, lone_request, instance, design, latency_curve, distribution):
+    for f in (instance_setup, instance, design, latency_curve, distribution):
         f.cache_clear()
 
 

@@ -22,6 +22,9 @@ prefill only a few prompts are in flight at once, so this undercounts by at most
 
 from __future__ import annotations
 
+import math
+from typing import NamedTuple
+
 import numpy as np
 
 from sim.result import SimResult
@@ -89,6 +92,45 @@ def classify(share: dict) -> str:
     if top_share >= LIMIT_SHARE:
         return top
     return "prefill_compute" if share["compute"] >= share["memory"] else "decode_bandwidth"
+
+
+class Ceilings(NamedTuple):
+    """Analytic ceilings on one instance's rate (req/s), from the roofline alone (no queueing):
+
+    compute    every token (prompt or output) costs 2 x params FLOPs at ``mfu`` of the peak, plus
+               ``comm_s_per_token``: peak_flops x mfu / (2 x params x (input_len + output_len))
+    bandwidth  decode steps at the largest batch whose reservations fit (at most max_num_seqs), each
+               reading the weights and the batch's KV at input_len + output_len / 2 tokens, plus the
+               step overhead and its communication: batch / (output_len x step time)
+    kv         the requests whose whole reservation fits in the KV cache at once, each held for a
+               lone request's lifetime at the floors (prefill at full compute, then output_len
+               decode steps that read the weights): kv requests / lifetime
+
+    ``min(compute, bandwidth)`` is ``sim.capacity.throughput_bound``, where the rate search starts.
+    """
+
+    compute: float
+    bandwidth: float
+    kv: float
+
+
+def ceilings(setup: Setup, input_len: int, output_len: int) -> Ceilings:
+    """The three ``Ceilings`` for requests of ``input_len`` prompt and ``output_len`` output tokens."""
+    tokens = input_len + output_len
+    compute = setup.peak_flops * setup.mfu / (2 * setup.params * tokens)
+    kv_requests = setup.kv_capacity_tokens // tokens
+    batch = min(setup.max_num_seqs, kv_requests)
+    decode_step = (setup.weight_bytes + setup.kv_bytes_per_token * batch * (input_len + output_len / 2)) / setup.bandwidth
+    bandwidth = batch / (output_len * (decode_step + setup.step_overhead))
+    if setup.comm_s_per_token:          # communication adds to every token's time
+        compute = 1 / (1 / compute + setup.comm_s_per_token * tokens)
+        bandwidth = batch / (output_len * (decode_step + setup.step_overhead + setup.comm_s_per_token * batch))
+    flops = setup.peak_flops * setup.mfu
+    ttft_floor = (2 * setup.params * input_len / flops + math.ceil(input_len / setup.max_num_batched_tokens)
+                  * setup.step_overhead + setup.comm_s_per_token * input_len)
+    tpot_floor = setup.weight_bytes / setup.bandwidth + setup.step_overhead + setup.comm_s_per_token
+    kv = max(1, kv_requests) / (ttft_floor + output_len * tpot_floor)
+    return Ceilings(compute, bandwidth, kv)
 
 
 def _live(at: np.ndarray, begin: np.ndarray, end: np.ndarray, weight: np.ndarray) -> np.ndarray:

@@ -6,6 +6,11 @@
     python -m sim sweep ... --executor ray --address auto        # on a running Ray cluster
     python -m sim fleet --model llama-3-70b --gpu h100-sxm --tp 8 --dtype fp8 --qps 200 \\
         --input 2000 --output 500 --ttft 2 --tpot 0.05
+
+The three commands take the instance the same way (``instance_flags``: one set of flags, one
+``setup_from_args``, one price lookup ``presets.gpu_hour_usd``) and name it the same way
+(``presets.describe``: the presets' display names in text, their keys in JSON). ``fleet`` and
+``sweep`` show progress on stderr when it is a terminal (``--progress``, see ``sim.progress``).
 """
 
 from __future__ import annotations
@@ -13,12 +18,14 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import time
 
 from sim import presets
 from sim.executors import RayNotInstalled
 from sim.planning import plan
-from sim.sweep import DEFAULT_GRID, GPU_HOUR_USD, sweep, table
+from sim.progress import MODES, progress_bar
+from sim.setup import Setup
+
+FACTORS = ("kv_dtype", "mem_util", "mfu", "bandwidth_util", "step_overhead")   # presets.instance keywords
 
 
 def main(argv=None) -> int:
@@ -31,61 +38,106 @@ def main(argv=None) -> int:
         return 2
 
 
+# --- the instance: one set of flags, one Setup, one price, one name ----------------------------
+
+def instance_keywords(args) -> dict:
+    """The ``presets.instance`` keywords given on the command line, besides model, GPU, TP and the
+    weight dtype (what ``sweep`` keeps fixed over its grid)."""
+    return {k: getattr(args, k) for k in FACTORS if getattr(args, k, None) is not None}
+
+
+def setup_from_args(args) -> Setup:
+    """The ``Setup`` of ``--model --gpu --tp --dtype`` and the factor flags (``presets.instance``:
+    calibrated unless ``--step-overhead`` is given)."""
+    return presets.instance(args.model, args.gpu, tp=args.tp, weight_dtype=args.dtype, **instance_keywords(args))
+
+
+def price_from_args(args) -> float:
+    """``--gpu-hour-usd``, else the GPU's list price (``presets.gpu_hour_usd``; a GPU without one is
+    an error asking for the flag)."""
+    return args.gpu_hour_usd if args.gpu_hour_usd is not None else presets.gpu_hour_usd(args.gpu)
+
+
+def describe_args(args) -> str:
+    return presets.describe(args.model, args.gpu, args.tp, args.dtype, args.kv_dtype)
+
+
+def names_from_args(args) -> dict:
+    """The instance as JSON names it: preset keys (aliases resolved) and the display line."""
+    kv = args.dtype if args.kv_dtype is None else args.kv_dtype
+    return {"model": presets.model_key(args.model), "gpu": presets.gpu_key(args.gpu), "tp": args.tp,
+            "dtype": args.dtype, "kv_dtype": kv, "instance": describe_args(args)}
+
+
+# --- the commands ------------------------------------------------------------------------------
+
 def _plan(args) -> int:
-    setup = presets.instance(args.model, args.gpu, tp=args.tp, weight_dtype=args.dtype,
-                             kv_dtype=args.kv_dtype, mem_util=args.mem_util,
-                             **{k: v for k, v in (("mfu", args.mfu), ("step_overhead", args.step_overhead),
-                                                  ("bandwidth_util", args.bandwidth_util)) if v is not None})
-    price = args.gpu_hour_usd
-    if price is None:
-        price = GPU_HOUR_USD[presets._resolve("gpu", args.gpu, presets.GPUS)]
-    calibrated = all(v is None for v in (args.mfu, args.step_overhead, args.bandwidth_util))
+    setup = setup_from_args(args)
+    calibrated = all(getattr(args, k) is None for k in ("mfu", "step_overhead", "bandwidth_util"))
     p = plan(args.qps, setup, args.input, args.output, args.ttft, args.tpot, gpus_per_instance=args.tp,
-             headroom=args.headroom, gpu_hour_usd=price, search=args.search,
+             headroom=args.headroom, gpu_hour_usd=price_from_args(args), search=args.search,
              uncertainty=presets.uncertainty(args.gpu, args.tp) if calibrated else None)
     if args.json:
-        print(json.dumps({"model": args.model, "gpu": args.gpu, "tp": args.tp, "dtype": args.dtype, **p.as_dict()},
-                         indent=2))
+        print(json.dumps({**names_from_args(args), **p.as_dict()}, indent=2))
     else:
-        print(f"{presets.model(args.model).name} on {args.tp} x {presets.gpu(args.gpu).name} ({args.dtype})")
+        print(describe_args(args))
         print(p)
     return 0
 
 
 def _sweep(args) -> int:
-    grid = {"gpu": args.gpus or DEFAULT_GRID["gpu"], "tp": args.tps, "weight_dtype": args.dtypes}
-    bar = _ProgressBar(sys.stderr)
-    rows = sweep(args.model, args.qps, args.input, args.output, args.ttft, args.tpot, grid=grid,
-                 headroom=args.headroom, executor=args.executor, workers=args.workers,
-                 address=args.address, progress=bar)
-    bar.close()
+    from sim.sweep import DEFAULT_GRID, sweep, table
+
+    grid = {"gpu": args.gpus or DEFAULT_GRID["gpu"], "tp": args.tps, "weight_dtype": args.dtypes,
+            **instance_keywords(args)}
+    prices = _prices(args.gpu_hour_usd)
+    with progress_bar("options planned", enabled=MODES[args.progress]) as bar:
+        rows = sweep(args.model, args.qps, args.input, args.output, args.ttft, args.tpot, grid=grid,
+                     gpu_hour_usd=prices, headroom=args.headroom, executor=args.executor, workers=args.workers,
+                     address=args.address, progress=bar)
     if args.json:
         print(json.dumps([r.as_dict() for r in rows], indent=2))
     else:
+        print(f"{presets.model(args.model).name}: {len(rows)} options for {args.qps:g} req/s, "
+              f"{args.input} in / {args.output} out tokens, p99 TTFT <= {args.ttft:g} s, "
+              f"p99 TPOT <= {args.tpot * 1e3:g} ms; cheapest first")
         print(table(rows, args.top))
     return 0
 
 
-class _ProgressBar:
-    """A one-line bar on stderr, shown only once the sweep has run for more than a second."""
+def _prices(items) -> dict | None:
+    """``--gpu-hour-usd gh200=4 b200=6`` (sweep) as {GPU name: price}."""
+    if not items:
+        return None
+    prices = {}
+    for item in items:
+        name, sep, price = item.partition("=")
+        try:
+            prices[name] = float(price) if sep and name else None
+        except ValueError:
+            prices[name] = None
+        if prices[name] is None:
+            raise ValueError(f"--gpu-hour-usd takes GPU=USD items (e.g. gh200=4.0), got {item!r}")
+    return prices
 
-    def __init__(self, stream, delay_s: float = 1.0):
-        self.stream, self.delay_s, self.start, self.shown = stream, delay_s, time.monotonic(), False
 
-    def __call__(self, done: int, total: int) -> None:
-        if time.monotonic() - self.start < self.delay_s and not self.shown:
-            return
-        self.shown = True
-        width = 30
-        filled = width * done // total
-        self.stream.write(f"\r[{'#' * filled}{'.' * (width - filled)}] {done}/{total} options")
-        self.stream.flush()
+def _fleet(args) -> int:
+    from sim.fleet.sizing import size_fleet
 
-    def close(self) -> None:
-        if self.shown:
-            self.stream.write("\n")
-            self.stream.flush()
+    with progress_bar("fleets simulated", enabled=MODES[args.progress]) as bar:
+        result = size_fleet(args.qps, setup_from_args(args), args.input, args.output, args.ttft, args.tpot,
+                            gpus_per_instance=args.tp, gpu_hour_usd=price_from_args(args),
+                            duration_s=args.duration, router=args.router, link_gbs=args.link_gbs,
+                            link_latency_s=args.link_latency, progress=bar)
+    if args.json:
+        print(json.dumps({**names_from_args(args), "router": args.router, **result.as_dict()}, indent=2))
+    else:
+        print(f"{describe_args(args)}, router {args.router}, {args.duration:g} s of traffic per fleet")
+        print(result)
+    return 0
 
+
+# --- flags -------------------------------------------------------------------------------------
 
 def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--model", required=True, help=f"one of {', '.join(sorted(presets.MODELS))}")
@@ -98,22 +150,44 @@ def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
 
 
+def factor_flags(p: argparse.ArgumentParser) -> None:
+    """The instance flags every command takes (``instance_keywords`` reads them back)."""
+    dtypes = sorted(presets.DTYPE_BYTES)
+    p.add_argument("--kv-dtype", default=None, choices=dtypes, help="KV dtype (default: the weight dtype)")
+    p.add_argument("--mem-util", type=float, default=None, help="fraction of GPU memory used (default 0.9)")
+    p.add_argument("--mfu", type=float, default=None, help="matmul efficiency (default: calibrated)")
+    p.add_argument("--bandwidth-util", type=float, default=None, help="HBM efficiency (default: calibrated)")
+    p.add_argument("--step-overhead", type=float, default=None,
+                   help="seconds per step, TP communication included: the handbook's step rule "
+                        "(default: the calibrated one)")
+
+
+def instance_flags(p: argparse.ArgumentParser) -> None:
+    """One instance: ``plan`` and ``fleet`` (``setup_from_args`` and ``price_from_args`` read them)."""
+    p.add_argument("--gpu", required=True, help=f"one of {', '.join(sorted(presets.GPUS))}")
+    p.add_argument("--tp", type=int, default=1, help="tensor-parallel GPUs per instance")
+    p.add_argument("--dtype", default="bf16", choices=sorted(presets.DTYPE_BYTES), help="weight dtype")
+    factor_flags(p)
+    p.add_argument("--gpu-hour-usd", type=float, default=None,
+                   help="price per GPU-hour (default: sim.presets.GPU_HOUR_USD)")
+
+
+def progress_flag(p: argparse.ArgumentParser) -> None:
+    """``--progress auto | always | never``, for any command that runs longer than a second; pass
+    ``enabled=MODES[args.progress]`` to ``sim.progress.progress_bar``."""
+    p.add_argument("--progress", default="auto", choices=list(MODES),
+                   help="progress on stderr: auto (when stderr is a terminal, the default), always, never")
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m sim", description="Size an LLM serving deployment.")
     sub = parser.add_subparsers(dest="command", required=True)
 
     p = sub.add_parser("plan", help="GPUs and cost for one deployment option")
     _common(p)
-    p.add_argument("--gpu", required=True, help=f"one of {', '.join(sorted(presets.GPUS))}")
-    p.add_argument("--tp", type=int, default=1, help="tensor-parallel GPUs per instance")
-    p.add_argument("--dtype", default="bf16", choices=sorted(presets.DTYPE_BYTES), help="weight dtype")
-    p.add_argument("--kv-dtype", default=None, choices=sorted(presets.DTYPE_BYTES), help="KV dtype (default: --dtype)")
-    p.add_argument("--mem-util", type=float, default=0.9)
-    p.add_argument("--mfu", type=float, default=None)
-    p.add_argument("--bandwidth-util", type=float, default=None)
-    p.add_argument("--step-overhead", type=float, default=None, help="seconds per step, TP communication included")
-    p.add_argument("--gpu-hour-usd", type=float, default=None, help="price per GPU-hour (default: sim.sweep.GPU_HOUR_USD)")
-    p.add_argument("--search", default="auto", choices=["auto", "chapter"])
+    instance_flags(p)
+    p.add_argument("--search", default="auto", choices=["auto", "chapter"],
+                   help="the rate search: auto (to 0.1%%, the default) or the handbook's 12 halvings of [1, 60]")
     p.set_defaults(func=_plan)
 
     s = sub.add_parser("sweep", help="rank GPU types, TP and dtypes by cost")
@@ -121,15 +195,26 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--gpus", nargs="+", default=None, help="GPU names (default: all)")
     s.add_argument("--tps", nargs="+", type=int, default=[1, 2, 4, 8])
     s.add_argument("--dtypes", nargs="+", default=["bf16", "fp8"], choices=sorted(presets.DTYPE_BYTES))
+    factor_flags(s)
     s.add_argument("--executor", default="local", choices=["local", "ray"],
                    help="where options run: local processes (default) or a Ray cluster")
     s.add_argument("--workers", type=int, default=None, help="local processes (default: CPU count)")
     s.add_argument("--address", default=None,
                    help="Ray cluster address for --executor ray, e.g. auto or ray://head:10001 "
                         "(default: start a local Ray runtime)")
+    s.add_argument("--gpu-hour-usd", nargs="+", default=None, metavar="GPU=USD",
+                   help="prices per GPU-hour replacing or adding to sim.presets.GPU_HOUR_USD, e.g. gh200=4")
     s.add_argument("--top", type=int, default=None, help="print only the cheapest N")
+    progress_flag(s)
     s.set_defaults(func=_sweep)
 
-    from sim.fleet.sizing import add_cli
-    add_cli(sub, _common)
+    f = sub.add_parser("fleet", help="cheapest colocated and PD fleets, verified by simulation")
+    _common(f)
+    instance_flags(f)
+    f.add_argument("--router", default="least_requests", help="fleet router (see sim.fleet.ROUTERS)")
+    f.add_argument("--duration", type=float, default=120.0, help="seconds of traffic per simulated fleet")
+    f.add_argument("--link-gbs", type=float, default=50.0, help="KV link, GB/s (PD)")
+    f.add_argument("--link-latency", type=float, default=1e-3, help="KV link latency, seconds (PD)")
+    progress_flag(f)
+    f.set_defaults(func=_fleet)
     return parser

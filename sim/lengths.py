@@ -157,5 +157,15 @@ def as_length(name: str, value) -> Length:
     return Fixed(int(value))
 
 
+def draw_lengths(n: int, input_len, output_len, seed: int) -> tuple[tuple, tuple]:
+    """``n`` prompt and ``n`` output lengths (ints or distributions), each on a stream of its own:
+    numpy's generator seeded with ``[seed, 1]`` for prompts and ``[seed, 2]`` for outputs, so
+    changing one distribution never moves the other's draws (nor any arrival time)."""
+    check_int("seed", seed, None)
+    inp = as_length("input_len", input_len).draw(n, np.random.default_rng([int(seed) % 2**63, 1]))
+    out = as_length("output_len", output_len).draw(n, np.random.default_rng([int(seed) % 2**63, 2]))
+    return tuple(inp), tuple(out)
+
+
 def _check_real(name, value, low, strict=False):
     check_number(name, value, low, strict=strict)

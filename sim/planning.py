@@ -8,13 +8,14 @@ The per-instance rate comes from ``sim.capacity.max_rate``; ``size`` is the arit
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from typing import NamedTuple
 
 from sim import bound
 from sim.capacity import BracketError, InfeasibleError, max_rate
 from sim.capacity import search as capacity_search
-from sim.metrics import summarize
+from sim.metrics import percentile
+from sim.result import SimResult
 from sim.setup import Setup
 from sim.simulate import simulate
 from sim.validate import check_int, check_lengths_fit, check_number
@@ -42,10 +43,16 @@ class Plan:
     bound                          what limits one instance at that rate (see ``sim.bound``)
     bound_shares                   the step-log shares the bound was decided from
     low_load_ttft_s, low_load_tpot_s  median TTFT / TPOT of 300 requests at min(1, rate / 10) req/s
+    ceilings                       the analytic ceilings on the rate: compute, bandwidth, KV (``sim.bound``)
     uncertainty                    the validation residuals the ranges come from (None: no ranges)
     rate_range, instances_range, gpus_range
                                    rate per instance x the residuals' (low, high), and the instances
                                    (with headroom) and GPUs those rates need: (fewest, most)
+    run_at_rate                    the run at ``rate_per_instance`` the bound was read from (not in
+                                   ``as_dict`` or comparisons; a caller draws it instead of rerunning)
+
+    ``resized(qps=..., gpu_hour_usd=...)`` is the same instance sized for another target or price:
+    the arithmetic only, no simulation.
     """
 
     qps: float
@@ -68,15 +75,18 @@ class Plan:
     bound_shares: dict = field(compare=False)
     low_load_ttft_s: float
     low_load_tpot_s: float
+    ceilings: bound.Ceilings
     uncertainty: Uncertainty | None = None
     rate_range: tuple[float, float] | None = None
     instances_range: tuple[int, int] | None = None
     gpus_range: tuple[int, int] | None = None
+    run_at_rate: SimResult | None = field(default=None, compare=False, repr=False)
 
     def as_dict(self) -> dict:
-        """Every field, as plain Python values (JSON-serializable)."""
-        out = {f.name: getattr(self, f.name) for f in fields(self)}
+        """Every field but ``run_at_rate``, as plain Python values (JSON-serializable)."""
+        out = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "run_at_rate"}
         out["bound_shares"] = dict(self.bound_shares)
+        out["ceilings"] = self.ceilings._asdict()
         out["uncertainty"] = self.uncertainty._asdict() if self.uncertainty else None
         for key in ("rate_range", "instances_range", "gpus_range"):
             out[key] = list(out[key]) if out[key] else None
@@ -107,6 +117,17 @@ class Plan:
         width = max(len(k) for k, _ in rows)
         return "\n".join(f"{k:<{width}}  {v}" for k, v in rows)
 
+    def resized(self, *, qps: float | None = None, gpu_hour_usd: float | None = None) -> Plan:
+        """This plan for another QPS target or GPU price: instances, GPUs, cost and ranges recomputed
+        from the same per-instance figures (what ``plan`` gives for them, without simulating)."""
+        qps = self.qps if qps is None else qps
+        gpu_hour_usd = self.gpu_hour_usd if gpu_hour_usd is None else gpu_hour_usd
+        _check_positive("qps", qps)
+        check_number("gpu_hour_usd", gpu_hour_usd, 0, strict=False)
+        sized, ranges = _sizing(qps, self.rate_per_instance, self.output_len, self.gpus_per_instance,
+                                self.headroom, gpu_hour_usd, self.uncertainty)
+        return replace(self, qps=qps, gpu_hour_usd=gpu_hour_usd, **sized._asdict(), **ranges)
+
 
 def plan(qps: float, setup: Setup, input_len: int, output_len: int, ttft_slo: float,
          tpot_slo: float, *, gpus_per_instance: int, headroom: float = 1.3,
@@ -127,7 +148,8 @@ def plan(qps: float, setup: Setup, input_len: int, output_len: int, ttft_slo: fl
 
     Then instances = ceil(qps / rate * headroom), GPUs and cost follow; ``bound`` is read from the
     step log of the run at that rate (see ``sim.bound``). Raises ``InfeasibleError`` (a ValueError)
-    when no rate meets the SLOs, saying which SLO a lone request already misses.
+    when no rate meets the SLOs, saying which SLO a lone request already misses (checked first: a
+    request alone is the best case, so then no search is run).
 
     ``uncertainty`` (``sim.presets.uncertainty(gpu, tp)`` for a calibrated preset) adds ranges: the
     rate times the validation residuals' 10th and 90th percentiles of published / predicted
@@ -145,44 +167,63 @@ def plan(qps: float, setup: Setup, input_len: int, output_len: int, ttft_slo: fl
     check_int("output_len", output_len, 1)
     check_lengths_fit(setup, input_len, output_len)
 
-    at_rate = None                    # the run at the answer, when the search kept it
+    lengths = (input_len, output_len)
     if rate is not None:
         _check_positive("rate", rate)
-        search = "given"
-    elif search == "chapter":
-        rate = max_rate(setup, (input_len, output_len), ttft_slo, tpot_slo, method="bisect",
-                        target=target, num_requests=num_requests, seed=seed, lo=1.0, hi=60.0,
-                        iterations=12)
+        search, at_rate = "given", None
     else:
-        rate, runs = capacity_search(setup, input_len, output_len, ttft_slo, tpot_slo, target=target,
-                                     num_requests=num_requests, seed=seed, rel_tol=rel_tol)
-        at_rate = runs.results.get(rate)
-    if rate <= 0:
-        raise _infeasible(setup, input_len, output_len, ttft_slo, tpot_slo, target)
+        rate, at_rate = _search(setup, lengths, ttft_slo, tpot_slo, search, target, num_requests, seed, rel_tol)
 
-    low = summarize(simulate(setup, min(1.0, rate / 10), LOW_LOAD_REQUESTS, input_len, output_len, seed),
-                    ttft_slo, tpot_slo)
+    low = simulate(setup, min(1.0, rate / 10), LOW_LOAD_REQUESTS, input_len, output_len, seed)
+    low_ttft, low_tpot = percentile(low.ttft, 50), percentile(low.tpot, 50)   # summarize's p50s, alone
     if at_rate is None:
         at_rate = simulate(setup, rate, num_requests, input_len, output_len, seed)
-    share = bound.shares(setup, at_rate, ttft_slo=ttft_slo, tpot_slo=tpot_slo, ttft_alone=low["ttft_p50"])
-
-    sized = size(qps, rate, output_len, gpus_per_instance=gpus_per_instance, headroom=headroom,
-                 gpu_hour_usd=gpu_hour_usd)
-    ranges = {}
-    if uncertainty is not None:
-        fast = size(qps, rate * uncertainty.high, output_len, gpus_per_instance=gpus_per_instance,
-                    headroom=headroom, gpu_hour_usd=gpu_hour_usd)
-        slow = size(qps, rate * uncertainty.low, output_len, gpus_per_instance=gpus_per_instance,
-                    headroom=headroom, gpu_hour_usd=gpu_hour_usd)
-        ranges = dict(uncertainty=uncertainty, rate_range=(rate * uncertainty.low, rate * uncertainty.high),
-                      instances_range=(fast.instances, slow.instances), gpus_range=(fast.gpus, slow.gpus))
+    share = bound.shares(setup, at_rate, ttft_slo=ttft_slo, tpot_slo=tpot_slo, ttft_alone=low_ttft)
+    sized, ranges = _sizing(qps, rate, output_len, gpus_per_instance, headroom, gpu_hour_usd, uncertainty)
     return Plan(
         qps=qps, input_len=int(input_len), output_len=int(output_len), ttft_slo=ttft_slo,
         tpot_slo=tpot_slo, target=target, gpus_per_instance=int(gpus_per_instance),
         headroom=headroom, gpu_hour_usd=gpu_hour_usd, search=search, rate_per_instance=float(rate),
-        **sized._asdict(),
-        bound=bound.classify(share), bound_shares=share,
-        low_load_ttft_s=low["ttft_p50"], low_load_tpot_s=low["tpot_p50"], **ranges)
+        **sized._asdict(), bound=bound.classify(share), bound_shares=share,
+        low_load_ttft_s=low_ttft, low_load_tpot_s=low_tpot,
+        ceilings=bound.ceilings(setup, input_len, output_len), run_at_rate=at_rate, **ranges)
+
+
+def _search(setup, lengths, ttft_slo, tpot_slo, search, target, num_requests, seed, rel_tol):
+    """(the largest rate within the SLOs, the search's run at it or None), by ``search``.
+
+    A lone request is the best case (nothing shares its steps), so when it already misses an SLO no
+    rate can pass: that answers at once, with the reason, instead of searching down to zero. Not
+    for TPOT with speculative decoding: acceptance is drawn per request, so others may be luckier."""
+    alone = simulate(setup, 1.0, 1, *lengths)
+    tpot_miss = alone.tpot[0] > tpot_slo and setup.speculative is None
+    if alone.ttft[0] > ttft_slo or tpot_miss:
+        raise _infeasible(alone, ttft_slo, tpot_slo, target)
+    at_rate = None
+    if search == "chapter":
+        rate = max_rate(setup, lengths, ttft_slo, tpot_slo, method="bisect", target=target,
+                        num_requests=num_requests, seed=seed, lo=1.0, hi=60.0, iterations=12)
+    else:
+        rate, runs = capacity_search(setup, *lengths, ttft_slo, tpot_slo, target=target,
+                                     num_requests=num_requests, seed=seed, rel_tol=rel_tol)
+        at_rate = runs.results.get(rate)
+    if rate <= 0:
+        raise _infeasible(alone, ttft_slo, tpot_slo, target)
+    return rate, at_rate
+
+
+def _sizing(qps, rate, output_len, gpus_per_instance, headroom, gpu_hour_usd, uncertainty):
+    """``size`` at the rate, and the ranges' fields (empty without ``uncertainty``)."""
+    sized = size(qps, rate, output_len, gpus_per_instance=gpus_per_instance, headroom=headroom,
+                 gpu_hour_usd=gpu_hour_usd)
+    if uncertainty is None:
+        return sized, {}
+    fast = size(qps, rate * uncertainty.high, output_len, gpus_per_instance=gpus_per_instance,
+                headroom=headroom, gpu_hour_usd=gpu_hour_usd)
+    slow = size(qps, rate * uncertainty.low, output_len, gpus_per_instance=gpus_per_instance,
+                headroom=headroom, gpu_hour_usd=gpu_hour_usd)
+    return sized, dict(uncertainty=uncertainty, rate_range=(rate * uncertainty.low, rate * uncertainty.high),
+                       instances_range=(fast.instances, slow.instances), gpus_range=(fast.gpus, slow.gpus))
 
 
 class Uncertainty(NamedTuple):
@@ -217,9 +258,8 @@ def size(qps: float, rate: float, output_len: int, *, gpus_per_instance: int, he
                   usd_per_hour / (qps * int(output_len) * 3600) * 1e6)
 
 
-def _infeasible(setup, input_len, output_len, ttft_slo, tpot_slo, target) -> InfeasibleError:
-    """Why no rate works: the times of one request alone on the instance."""
-    alone = simulate(setup, 1.0, 1, input_len, output_len)
+def _infeasible(alone, ttft_slo, tpot_slo, target) -> InfeasibleError:
+    """Why no rate works, from the run of one request alone on the instance."""
     ttft, tpot = float(alone.ttft[0]), float(alone.tpot[0])
     misses = []
     if ttft > ttft_slo:

@@ -22,15 +22,16 @@ from collections import deque
 
 import numpy as np
 
-from sim.lengths import as_length
+from sim.engine import Instance
+from sim.lengths import as_length, draw_lengths
 from sim.simulate import poisson_arrivals
 from sim.validate import check_int, check_number
+from sim.workload_spec import Workload
 
 
 def multi_turn(rate: float, sessions: int, turns: int, system_len: int, message_len, output_len,
                think_s: float = 5.0, prompts: int = 1, skew: float = 1.0, seed: int = 0):
     """Chat sessions of ``turns`` turns each (see the module's docstring)."""
-    from sim.workload import Workload
     check_number("rate", rate, 0, note="(sessions per second)")
     check_int("sessions", sessions, 1)
     check_int("turns", turns, 1)
@@ -64,13 +65,13 @@ def multi_turn(rate: float, sessions: int, turns: int, system_len: int, message_
 def shared_prompts(rate: float, num_requests: int, prompts: int, system_len: int, input_len, output_len,
                    skew: float = 1.0, seed: int = 0):
     """Poisson requests behind ``prompts`` shared system prompts of ``system_len`` tokens."""
-    from sim.workload import Workload, _check_rate, _count, _lengths
-    _check_rate(rate)
-    n = _count(num_requests)
+    check_number("rate", rate, 0, note="(requests per second)")
+    check_int("num_requests", num_requests, 1)
+    n = int(num_requests)
     check_int("system_len", system_len, 1)
     check_int("seed", seed, None)
     system = _popular(prompts, skew, n, seed)
-    user, out = _lengths(n, input_len, output_len, seed)
+    user, out = draw_lengths(n, input_len, output_len, seed)
     return Workload("shared_prompts", tuple(poisson_arrivals(rate, n, seed)),
                     tuple(int(system_len) + int(u) for u in user), tuple(int(o) for o in out),
                     prefix=tuple(((int(k), int(system_len)),) for k in system))
@@ -89,7 +90,6 @@ def run_sessions(setup, workload):
     The driver merges the first turns (in schedule order) with the follow-ups; a follow-up due
     before the driver's next submission is submitted from the finish callback, so every request is
     in the instance before the first step that starts at or after its arrival."""
-    from sim.engine import Instance
     inp, out, prefix, follows = workload.input_len, workload.output_len, workload.prefix, workload.follows
     think = workload.think_s
     nxt = [-1] * len(inp)

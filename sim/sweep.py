@@ -15,14 +15,10 @@ import itertools
 from dataclasses import dataclass
 
 from sim import presets
-from sim.capacity import BracketError
+from sim.capacity import POISSON_REQUESTS, BracketError
 from sim.executors import map_jobs
-from sim.capacity import POISSON_REQUESTS
 from sim.planning import PLAN_REL_TOL, plan
 
-# On-demand cloud prices per GPU-hour, USD: rough public list prices in 2024-25 (assumptions for
-# ranking, not quotes; pass gpu_hour_usd={...} with your own). H100 at the chapter's $2.5.
-GPU_HOUR_USD = {"a100-80gb": 1.8, "h100-sxm": 2.5, "h200": 3.5, "b200": 5.0, "l40s": 1.0, "mi300x": 2.5}
 DEFAULT_GRID = {"gpu": sorted(presets.GPUS), "tp": [1, 2, 4, 8], "weight_dtype": ["bf16", "fp8"]}
 
 
@@ -47,13 +43,15 @@ class Option:
 
 
 def options(grid: dict | None = None) -> list[dict]:
-    """Every combination of the grid's values (keys: ``gpu`` and any ``presets.instance`` keyword)."""
+    """Every combination of the grid's values (keys: ``gpu`` and any ``presets.instance`` keyword;
+    a single value is a list of one). GPU names become their preset keys, each once."""
     grid = dict(DEFAULT_GRID if grid is None else grid)
     if "gpu" not in grid:
         raise ValueError("grid must have a 'gpu' key (a list of GPU names)")
     for key, values in grid.items():
         if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__"):
             grid[key] = [values]
+    grid["gpu"] = list(dict.fromkeys(presets.gpu_key(g) for g in grid["gpu"]))
     keys = list(grid)
     return [dict(zip(keys, combo)) for combo in itertools.product(*(grid[k] for k in keys))]
 
@@ -67,49 +65,45 @@ def sweep(model: str, qps: float, input_len: int, output_len: int, ttft_slo: flo
     The rate search is ``plan``'s, with its defaults (``num_requests`` 1500, ``rel_tol`` 0.1%), so a
     row's figures are those ``sim.plan``, ``python -m sim plan`` and the chapter panels give for the
     same option (tests/test_sweep.py checks it).
-    ``progress(done, total)`` is called after each option. ``executor``: "local" (default),
+    ``gpu_hour_usd`` adds or replaces prices of ``presets.GPU_HOUR_USD`` (see ``presets.gpu_hour_usd``;
+    a GPU with no price is a row with that reason). ``progress(done, total)`` is called after each
+    option (``sim.progress.progress_bar`` draws it). ``executor``: "local" (default),
     ``workers`` processes (default: the CPU count; 1 runs in this process), or "ray", on the Ray
     cluster at ``address`` (default: a local Ray runtime, or this process's Ray connection).
     """
-    presets.model(model)                                  # fail early on an unknown name
-    prices = dict(GPU_HOUR_USD, **(gpu_hour_usd or {}))
-    jobs = [(model, opt, qps, input_len, output_len, ttft_slo, tpot_slo, headroom,
-             prices.get(presets.gpu(opt["gpu"]).name, prices.get(_gpu_key(opt["gpu"]))), num_requests, rel_tol)
-            for opt in options(grid)]
+    model = presets.model_key(model)                      # fail early on an unknown name
+    presets.gpu_hour_usd("h100-sxm", gpu_hour_usd)        # and on a malformed price list
+    jobs = [(model, opt, qps, input_len, output_len, ttft_slo, tpot_slo, headroom, gpu_hour_usd,
+             num_requests, rel_tol) for opt in options(grid)]
     rows = map_jobs(_one, jobs, executor=executor, workers=workers, address=address, progress=progress)
     return sorted(rows, key=lambda r: (not r.feasible, r.usd_per_hour if r.feasible else 0.0,
                                        r.gpus or 0, str(sorted(r.settings.items()))))
 
 
 def table(rows: list[Option], limit: int | None = None) -> str:
-    """The rows as a fixed-width text table."""
+    """The rows as a fixed-width text table (GPUs by their display names, as every command names them)."""
     head = ["gpu", "tp", "dtype", "gpus", "$/h", "$/1M out", "req/s/inst", "bound / reason"]
     lines = []
     for r in rows[:limit]:
         s = r.settings
-        dtype = s.get("weight_dtype", "bf16") + ("/" + s["kv_dtype"] if s.get("kv_dtype") else "")
+        dtype = (s.get("weight_dtype", "bf16") + ("/" + s["kv_dtype"] if s.get("kv_dtype") else "")).upper()
         if r.feasible:
-            lines.append([s["gpu"], str(s.get("tp", 1)), dtype, str(r.gpus), f"{r.usd_per_hour:,.0f}",
+            lines.append([presets.gpu(s["gpu"]).name, str(s.get("tp", 1)), dtype, str(r.gpus), f"{r.usd_per_hour:,.0f}",
                           f"{r.usd_per_million_output_tokens:.2f}", f"{r.rate_per_instance:.2f}", r.bound])
         else:
-            lines.append([s["gpu"], str(s.get("tp", 1)), dtype, "-", "-", "-", "-", r.reason[:70]])
+            lines.append([presets.gpu(s["gpu"]).name, str(s.get("tp", 1)), dtype, "-", "-", "-", "-", r.reason[:70]])
     widths = [max(len(x) for x in col) for col in zip(head, *lines)]
     fmt = lambda row: "  ".join(x.ljust(w) for x, w in zip(row, widths)).rstrip()   # noqa: E731
     return "\n".join([fmt(head), fmt(["-" * w for w in widths])] + [fmt(r) for r in lines])
 
 
-def _gpu_key(name: str) -> str:
-    return presets._resolve("gpu", name, presets.GPUS)
-
-
 def _one(job) -> Option:
-    model, opt, qps, input_len, output_len, ttft_slo, tpot_slo, headroom, price, num_requests, rel_tol = job
+    model, opt, qps, input_len, output_len, ttft_slo, tpot_slo, headroom, prices, num_requests, rel_tol = job
     settings = dict(opt)
     kwargs = {k: v for k, v in opt.items() if k != "gpu"}
     try:
         setup = presets.instance(model, opt["gpu"], **kwargs)
-        if price is None:
-            raise ValueError(f"no price for GPU {opt['gpu']!r}: pass gpu_hour_usd={{...}}")
+        price = presets.gpu_hour_usd(opt["gpu"], prices)
         p = plan(qps, setup, input_len, output_len, ttft_slo, tpot_slo, gpus_per_instance=kwargs.get("tp", 1),
                  headroom=headroom, gpu_hour_usd=price, num_requests=num_requests, rel_tol=rel_tol)
     except (ValueError, BracketError) as e:

@@ -25,48 +25,18 @@ so changing a length distribution never moves the arrival times.
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass
-
-import numpy as np
 
 from sim.engine import run_requests
-from sim.lengths import as_length
+from sim.lengths import draw_lengths
 from sim.result import SimResult
 from sim.setup import Setup
 from sim.simulate import poisson_arrivals
+from sim.sessions import multi_turn, run_sessions, shared_prompts  # noqa: F401  (re-exported)
 from sim.trace import Trace, read
 from sim.validate import check_int, check_lengths_fit, check_number
+from sim.workload_spec import Workload
 
-
-@dataclass(frozen=True, eq=False)
-class Workload:
-    """Requests for one run. ``arrival`` is None for a closed loop (``concurrency`` clients)."""
-
-    kind: str
-    arrival: tuple | None
-    input_len: tuple
-    output_len: tuple
-    concurrency: int | None = None
-    think_s: float = 0.0
-    prefix: tuple | None = None       # per request: prefix identity for a prefix cache (sim.kv), or None
-    follows: tuple | None = None      # multi-turn: index of the turn each request follows (-1: none)
-    session: tuple | None = None      # per request: its session (what session_affinity hashes)
-
-    def __len__(self) -> int:
-        return len(self.input_len)
-
-    @property
-    def mean_input_len(self) -> float:
-        return float(np.mean(self.input_len))
-
-    @property
-    def mean_output_len(self) -> float:
-        return float(np.mean(self.output_len))
-
-    def __repr__(self) -> str:
-        what = f"{self.concurrency} clients" if self.arrival is None else f"until {self.arrival[-1]:.4g} s"
-        return (f"Workload({self.kind}, {len(self)} requests, {what}, mean {self.mean_input_len:.0f} in / "
-                f"{self.mean_output_len:.0f} out)")
+_lengths = draw_lengths      # the name sim/fleet/load.py imports; new code: sim.lengths.draw_lengths
 
 
 def poisson(rate: float, num_requests: int, input_len, output_len, seed: int = 0) -> Workload:
@@ -113,7 +83,7 @@ def closed_loop(concurrency: int, num_requests: int, input_len, output_len, thin
     check_int("concurrency", concurrency, 1)
     n = _count(num_requests)
     check_number("think_s", think_s, 0, strict=False, note="(seconds)")
-    inp, out = _lengths(n, input_len, output_len, seed)
+    inp, out = draw_lengths(n, input_len, output_len, seed)
     return Workload("closed_loop", None, inp, out, int(concurrency), float(think_s))
 
 
@@ -129,9 +99,6 @@ def trace(source, format: str = "auto", *, speed: float = 1.0, start_s: float = 
     if speed != 1.0:
         t = t.scaled(speed)
     return Workload("trace", t.arrival, t.input_len, t.output_len, prefix=t.prefix())
-
-
-from sim.sessions import multi_turn, run_sessions, shared_prompts  # noqa: E402  (they build Workloads)
 
 
 def run(setup: Setup, workload: Workload) -> SimResult:
@@ -153,15 +120,8 @@ def run(setup: Setup, workload: Workload) -> SimResult:
 
 
 def _open(kind, times, n, input_len, output_len, seed) -> Workload:
-    inp, out = _lengths(n, input_len, output_len, seed)
+    inp, out = draw_lengths(n, input_len, output_len, seed)
     return Workload(kind, tuple(times), inp, out)
-
-
-def _lengths(n, input_len, output_len, seed):
-    check_int("seed", seed, None)
-    inp = as_length("input_len", input_len).draw(n, np.random.default_rng([int(seed) % 2**63, 1]))
-    out = as_length("output_len", output_len).draw(n, np.random.default_rng([int(seed) % 2**63, 2]))
-    return tuple(inp), tuple(out)
 
 
 def _check_rate(rate) -> None:

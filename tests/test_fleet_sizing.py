@@ -1,4 +1,4 @@
-"""Fleet sizing: the chosen fleets are verified by simulation; the CLI prints both side by side."""
+"""Fleet sizing: the chosen fleets are verified by simulation; ``python -m sim fleet`` (sim.cli) prints both."""
 
 import json
 
@@ -10,8 +10,11 @@ from sim.workload import poisson
 
 
 def test_size_fleet_verifies_what_it_returns(chapter_like):
-    plan = size_fleet(40, chapter_like, 1000, 100, 1.0, 0.03, duration_s=20)
+    ticks = []
+    plan = size_fleet(40, chapter_like, 1000, 100, 1.0, 0.03, duration_s=20,
+                      progress=lambda done, total: ticks.append((done, total)))
     co, pd = plan.colocated, plan.disaggregated
+    assert ticks == [(k, None) for k in range(1, co.simulations + pd.simulations + 1)]   # one per fleet
     assert co is not None and pd is not None and plan.best is not None
     load = poisson(40, 800, 1000, 100)
     res = run_fleet(Fleet.of(chapter_like, co.instances, router="least_requests"), load)
@@ -26,6 +29,14 @@ def test_cli_fleet_json(capsys):
     assert code == 0
     out = json.loads(capsys.readouterr().out)
     assert out["colocated"]["instances"] >= 1 and out["best"] in ("colocated", "disaggregated")
+
+
+def test_the_fleets_instance_rate_is_sim_plans(chapter_like):
+    from sim import plan
+    from sim.fleet.sizing import single_instance_rate
+    p = plan(40, chapter_like, 1000, 100, 1.0, 0.03, gpus_per_instance=1)
+    assert single_instance_rate(chapter_like, 1000, 100, 1.0, 0.03) == p.rate_per_instance
+    assert single_instance_rate(chapter_like, 1000, 100, 1e-4, 0.03) == 0.0      # a lone request misses
 
 
 def small_instance():

@@ -297,3 +297,81 @@ def test_littles_law_holds_on_simulated_data():
     check = explain.littles_law(simulate(panel.chapter_setup(), 12, 3000, 2000, 500))
     assert check.mean_in_system == pytest.approx(check.predicted, rel=0.02)
     assert check.arrival_rate == pytest.approx(12, rel=0.05)
+
+
+# --- The panel formats sim.plan; it computes nothing of its own --------------------------------
+
+def test_the_panels_figures_are_whatever_sim_plan_says(monkeypatch):
+    # A plan doctored after sim.plan returns it: a panel computing its own figures would not show it.
+    import dataclasses
+    from sim import bound, planning
+    real = planning.plan
+
+    def doctored(*args, **kwargs):
+        p = real(*args, **kwargs)
+        return dataclasses.replace(p, rate_per_instance=12.5, bound="max_num_seqs", low_load_ttft_s=0.0123,
+                                   ceilings=bound.Ceilings(1.0, 2.0, 3.0))
+
+    monkeypatch.setattr(planning, "plan", doctored)
+    panel.clear_caches()
+    try:
+        d = panel.design(100, 1024, 256, 0.45)
+        assert (d.rate_per_instance, d.bound, d.low_load_ttft_s) == (12.5, "max_num_seqs", 0.0123)
+        assert (d.instances_no_headroom, d.instances, d.gpus) == (8, 11, 88)      # ceil(100 / 12.5 [x 1.3])
+        assert d.usd_per_hour == 88 * 2.5 and tuple(d.ceilings) == (1.0, 2.0, 3.0)
+        assert "12.5 req/s" in panel.design_html(d) and "并发上限" in panel.design_html(d)
+    finally:
+        panel.clear_caches()
+
+
+def test_the_panel_says_ttft_where_sim_plan_does():
+    hw = panel.Hardware("llama-3-8b", "h100-sxm", 1, "fp8", "fp8")
+    d = panel.design(20, 16384, 64, 0.4, 2.5, hw, 1.0, 0.05)
+    p = plan(20, panel.instance_setup(hw, 0.4), 16384, 64, 1.0, 0.05, gpus_per_instance=1)
+    assert p.bound == d.bound == "ttft" and d.rate_per_instance == p.rate_per_instance
+    assert "TTFT SLO" in panel.design_html(d) and any("TTFT SLO" in line for line in d.explanation)
+
+
+def test_qps_and_price_resize_the_plan_without_a_new_search():
+    panel.clear_caches()
+    panel.design(200, 2000, 500, 0.4, 2.5)
+    searches = panel.instance.cache_info().misses
+    d = panel.design(750, 2000, 500, 0.4, 4.0)
+    assert panel.instance.cache_info().misses == searches
+    p = plan(750, panel.chapter_setup(), 2000, 500, 2.0, 0.05, gpus_per_instance=8, gpu_hour_usd=4.0)
+    assert (d.instances, d.gpus, d.usd_per_hour) == (p.instances, p.gpus, p.usd_per_hour)
+    assert d.plan == p
+
+
+def test_infeasible_reasons_use_sim_plans_lone_request():
+    from sim import InfeasibleError
+    with pytest.raises(InfeasibleError) as info:
+        plan(200, panel.chapter_setup(0.1), 32768, 4096, 2.0, 0.05, gpus_per_instance=8)
+    d = panel.design(200, 32768, 4096, 0.1)
+    assert (d.low_load_ttft_s, d.low_load_tpot_s) == (info.value.ttft_s, info.value.tpot_s)
+    assert f"{info.value.ttft_s:.2f} s" in d.reason
+
+
+def test_the_kv_fit_rule_is_sim_validates_paged_kv_included(monkeypatch):
+    # The panel asks sim.validate.check_lengths_fit (the rule sim.plan applies), not its own sum: a
+    # request of exactly kv_capacity_tokens fits the whole-reservation rule, but not paged KV's
+    # whole blocks (3,084,716 tokens is not a multiple of 16).
+    from sim.kv import Paged
+    from sim.validate import check_lengths_fit
+    paged = panel.chapter_setup().replace(kv=Paged(block_size=16))
+    need = paged.kv_capacity_tokens
+    assert need % 16 and panel._setup_or_reason(panel.CHAPTER, 0.4, need - 500, 500) == (panel.chapter_setup(), "")
+    monkeypatch.setattr(panel, "instance_setup", lambda hw, mfu: paged)
+    _, why = panel._setup_or_reason(panel.CHAPTER, 0.4, need - 500, 500)
+    with pytest.raises(ValueError) as rule:
+        check_lengths_fit(paged, need - 500, 500)
+    assert "KV Cache" in why and str(rule.value) in why
+    assert panel._setup_or_reason(panel.CHAPTER, 0.4, 2000, 500) == (paged, "")
+
+
+def test_the_panels_name_the_instance_as_the_commands_do():
+    hw = panel.Hardware("llama-3-8b", "h200", 2, "fp8", "bf16")
+    assert hw.label() == presets.describe("llama-3-8b", "h200", 2, "fp8", "bf16") == \
+        "Llama-3-8B on 2 x H200 SXM, weights FP8 / KV BF16"
+    p = panel.design_panel(background=False)
+    assert panel.CHAPTER.label() in p.chart.value

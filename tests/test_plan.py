@@ -155,3 +155,68 @@ def test_long_prompts_are_bound_by_the_ttft_slo():
     p = plan(5, setup, 32000, 100, 2.0, 0.2, gpus_per_instance=1)
     assert p.bound == "ttft" and p.bound_shares["ttft_alone"] >= 0.25
     assert p.bound_shares["ttft_level"] >= 0.8 > p.bound_shares["tpot_level"]
+
+
+def test_a_lone_request_that_misses_answers_without_a_search(monkeypatch):
+    from sim import planning
+    calls = []
+    monkeypatch.setattr(planning, "capacity_search", lambda *a, **k: calls.append(a))
+    with pytest.raises(InfeasibleError, match="TPOT is .* > tpot_slo") as info:
+        plan(200, CHAPTER, 2000, 500, 2.0, 0.001, gpus_per_instance=8)
+    assert calls == [] and info.value.tpot_s > 0.001
+    with pytest.raises(InfeasibleError):
+        plan(200, CHAPTER, 2000, 500, 0.01, 0.05, gpus_per_instance=8, search="chapter")
+
+
+def test_resized_is_the_plan_for_another_qps_or_price(chapter_plan):
+    again = plan(750, CHAPTER, *ARGS, gpus_per_instance=8, gpu_hour_usd=4.0)
+    assert chapter_plan.resized(qps=750, gpu_hour_usd=4.0) == again
+    assert chapter_plan.resized() == chapter_plan
+    with pytest.raises(ValueError, match="qps"):
+        chapter_plan.resized(qps=0)
+
+
+def test_resized_keeps_the_ranges_in_step():
+    from sim import presets
+    setup = presets.instance("llama-3-8b", "h100-sxm", weight_dtype="fp8")
+    u = presets.uncertainty("h100-sxm", 1)
+    p = plan(20, setup, 1000, 200, 1.0, 0.05, gpus_per_instance=1, uncertainty=u)
+    assert p.resized(qps=300) == plan(300, setup, 1000, 200, 1.0, 0.05, gpus_per_instance=1, uncertainty=u)
+
+
+def test_plan_carries_the_ceilings_and_the_run_it_read_the_bound_from(chapter_plan):
+    from sim import bound, capacity
+    c = chapter_plan.ceilings
+    assert c == bound.ceilings(CHAPTER, 2000, 500)
+    assert f"{c.compute:.1f}" == "17.9"             # the chapter's compute ceiling
+    assert min(c.compute, c.bandwidth) == capacity.throughput_bound(CHAPTER, 2000, 500)
+    assert chapter_plan.as_dict()["ceilings"] == c._asdict() and "run_at_rate" not in chapter_plan.as_dict()
+    run = chapter_plan.run_at_rate
+    assert len(run) == 1500 and run.arrival[-1] == pytest.approx(1500 / chapter_plan.rate_per_instance, rel=0.1)
+
+
+@pytest.mark.parametrize("setup", [
+    CHAPTER.replace(comm_s_per_token=2e-7),
+    CHAPTER.replace(kv_capacity_tokens=30_000, max_num_seqs=8),
+])
+def test_ceilings_min_is_the_searchs_starting_bound(setup):
+    from sim import bound, capacity
+    c = bound.ceilings(setup, 1000, 300)
+    assert min(c.compute, c.bandwidth) == capacity.throughput_bound(setup, 1000, 300)
+    assert c.kv > 0
+
+
+def test_with_speculative_decoding_a_lone_requests_tpot_does_not_decide(monkeypatch):
+    # Acceptance is drawn per request: the lone request's TPOT is one draw, so plan still searches.
+    from types import SimpleNamespace
+
+    from sim import planning, simulate
+    from sim.speculative import Speculative
+    spec = CHAPTER.replace(speculative=Speculative(k=4, alpha=0.7))
+    lone = float(simulate(spec, 1.0, 1, 2000, 500).tpot[0])
+    calls = []
+    no_rate = (0.0, SimpleNamespace(results={}))
+    monkeypatch.setattr(planning, "capacity_search", lambda *a, **k: (calls.append(a), no_rate)[1])
+    with pytest.raises(InfeasibleError):
+        plan(200, spec, 2000, 500, 2.0, lone * 0.999, gpus_per_instance=8)
+    assert len(calls) == 1

@@ -195,3 +195,33 @@ def test_every_gpu_has_kernel_terms():
     for name in GPUS:
         s = presets.instance("llama-3-8b", name, tp=1, weight_dtype="bf16")
         assert 0.2 < s.mfu <= 1 and 0.3 < s.bandwidth / GPUS[name].bandwidth <= 1 and s.step_overhead > 1e-3
+
+
+def test_gpu_hour_usd_is_the_one_price_list():
+    assert presets.gpu_hour_usd("h100-sxm") == presets.gpu_hour_usd("H100") == presets.GPU_HOUR_USD["h100-sxm"] == 2.5
+    assert presets.gpu_hour_usd("h200", {"H200": 2.0}) == 2.0                  # any spelling of the name
+    assert presets.gpu_hour_usd("h100_sxm", {"h200": 2.0}) == 2.5               # others keep the list
+    assert presets.gpu_hour_usd("gh200", {"gh200": 4.0}) == 4.0
+    with pytest.raises(ValueError, match=r"no price for GPU .*gh200.*--gpu-hour-usd"):
+        presets.gpu_hour_usd("gh200")
+    with pytest.raises(ValueError, match=r"gpu_hour_usd\['h200'\] must be a finite number >= 0"):
+        presets.gpu_hour_usd("h200", {"h200": -1})
+    with pytest.raises(ValueError, match="unknown gpu 'h900'"):
+        presets.gpu_hour_usd("h900")
+    assert set(presets.GPU_HOUR_USD) <= set(GPUS)
+
+
+def test_sweep_rows_price_each_gpu_by_the_same_lookup():
+    from sim.sweep import sweep
+    grid = {"gpu": ["h100", "gh200"], "tp": [1], "weight_dtype": ["fp8"]}
+    rows = {r.settings["gpu"]: r for r in sweep("llama-3-8b", 20, 500, 100, 1.0, 0.05, grid=grid, workers=1,
+                                                gpu_hour_usd={"H100 SXM": 2.0})}
+    assert set(rows) == {"h100-sxm", "gh200"}
+    assert rows["h100-sxm"].usd_per_hour == rows["h100-sxm"].gpus * 2.0
+    assert not rows["gh200"].feasible and "no price for GPU" in rows["gh200"].reason
+
+
+def test_describe_uses_the_display_names():
+    assert presets.describe("llama3-70b", "h100", 8, "fp8") == "Llama-3-70B on 8 x H100 SXM, weights FP8 / KV FP8"
+    assert presets.describe("qwen2.5-7b", "mi300x", 1, "bf16", "fp8").endswith("weights BF16 / KV FP8")
+    assert presets.model_key("Llama-3.1-70B") == "llama-3-70b" and presets.gpu_key("H200 SXM") == "h200"

@@ -10,7 +10,8 @@ fleet on ``duration_s`` seconds of Poisson arrivals, passing when at least ``tar
 requests meet both SLOs and it keeps up with the load (``keeps_up``: a queue that grows for the
 whole window would miss the SLOs in a longer run).
 
-The only links to the single-instance planner are the two adapter functions below.
+The one link to the single-instance planner is ``single_instance_rate`` (``sim.plan``'s rate).
+``python -m sim fleet`` (in ``sim.cli``) prints ``size_fleet``'s answer.
 """
 
 from __future__ import annotations
@@ -22,26 +23,22 @@ import numpy as np
 
 from sim.fleet.clock import run_fleet
 from sim.fleet.spec import Fleet
-from sim.metrics import meets_slos
+from sim.metrics import meets_slos, percentile
+from sim.planning import InfeasibleError, plan
 from sim.setup import Setup
 from sim.validate import check_int, check_number
 from sim.workload import poisson
 
 
-# --- adapters to the single-instance planner ------------------------------------------------------
-
 def single_instance_rate(setup: Setup, input_len: int, output_len: int, ttft_slo: float, tpot_slo: float,
                          target: float = 0.99) -> float:
-    """The largest Poisson rate one instance serves within the SLOs (req/s)."""
-    from sim.capacity import max_rate
-    return max_rate(setup, (input_len, output_len), ttft_slo, tpot_slo, target=target)
-
-
-def gpu_hour_usd(gpu: str) -> float:
-    """The price list the planner uses, per GPU-hour."""
-    from sim import presets
-    from sim.sweep import GPU_HOUR_USD
-    return GPU_HOUR_USD[presets._resolve("gpu", gpu, presets.GPUS)]
+    """The largest Poisson rate one instance serves within the SLOs (req/s): ``sim.plan``'s (the same
+    search, so ``python -m sim fleet`` and ``plan`` quote the same rate); 0.0 when none does."""
+    try:
+        return plan(1.0, setup, input_len, output_len, ttft_slo, tpot_slo, gpus_per_instance=1,
+                    target=target).rate_per_instance
+    except InfeasibleError:
+        return 0.0
 
 
 KEEP_UP = 0.97
@@ -132,117 +129,106 @@ def size_fleet(qps: float, setup: Setup, input_len: int, output_len: int, ttft_s
                *, gpus_per_instance: int = 1, gpu_hour_usd: float = 2.5, target: float = 0.99,
                duration_s: float = 120.0, router: str = "least_requests", link_gbs: float = 50.0,
                link_latency_s: float = 1e-3, decode_setup: Setup | None = None, disaggregated: bool = True,
-               max_instances: int = 256, seed: int = 0) -> FleetPlan:
-    """The cheapest colocated fleet and the cheapest PD fleet for ``qps`` (see the module doc)."""
+               max_instances: int = 256, seed: int = 0, progress=None) -> FleetPlan:
+    """The cheapest colocated fleet and the cheapest PD fleet for ``qps`` (see the module doc).
+
+    ``progress(done, None)`` is called after each simulated fleet (``sim.progress``; the number of
+    fleets to try is not known in advance)."""
     check_number("qps", qps, 0, note="(requests per second)")
     check_number("duration_s", duration_s, 0, note="(seconds)")
     check_int("max_instances", max_instances, 2)
-    n = max(1, round(qps * duration_s))
-    load = poisson(qps, n, input_len, output_len, seed=seed)
-    sims = [0]
-
-    def check(fleet: Fleet):
-        """(fraction within both SLOs, or 0 if the fleet falls behind; the same for TTFT; result)."""
-        sims[0] += 1
-        res = run_fleet(fleet, load)
-        slo_ok = float(meets_slos(res, ttft_slo, tpot_slo).mean()) if keeps_up(res.finish, res.arrival) else 0.0
-        ttft_ok = float((res.ttft <= ttft_slo).mean()) if keeps_up(res.first_token, res.arrival) else 0.0
-        return slo_ok, ttft_ok, res
-
-    def option(kind, p, d, total, res, slo_ok):
-        from sim.metrics import percentile
-        return FleetOption(kind, total, p, d, total * gpus_per_instance, total * gpus_per_instance * gpu_hour_usd,
-                           slo_ok, percentile(res.ttft, 99), percentile(res.tpot, 99), sims[0])
-
+    load = poisson(qps, max(1, round(qps * duration_s)), input_len, output_len, seed=seed)
+    trial = _Trials(load, ttft_slo, tpot_slo, gpus_per_instance, gpu_hour_usd, progress)
     rate = single_instance_rate(setup, input_len, output_len, ttft_slo, tpot_slo, target)
     colocated = None
     if rate > 0:
         common = dict(router=router, gpus_per_instance=gpus_per_instance, seed=seed, log_routes=False)
-        size = min(max_instances, math.ceil(qps / rate))
-        found = {}
-        k = size
-        while 1 <= k <= max_instances:
-            slo_ok, _, res = check(Fleet.of(setup, k, **common))
-            found[k] = (slo_ok >= target, res, slo_ok)
-            if found[k][0]:
-                if k - 1 in found or k == 1:
-                    break
-                k -= 1
-            else:
-                if k + 1 in found:
-                    k += 1
-                    break
-                k += 1
-        best = min((k for k, v in found.items() if v[0]), default=None)
-        if best is not None:
-            colocated = option("colocated", 0, 0, best, found[best][1], found[best][2])
-
+        start = min(max_instances, math.ceil(qps / rate))
+        colocated = _fewest_colocated(lambda k: Fleet.of(setup, k, **common), start, max_instances, trial, target)
     pd = None
     if disaggregated:
-        sims[0] = 0
-        dsetup = decode_setup or setup
         ceiling = max(2, math.ceil(qps / rate) + 2) if rate > 0 else max_instances
-        pd_common = dict(router=router, gpus_per_instance=gpus_per_instance, seed=seed, link_gbs=link_gbs,
-                         link_latency_s=link_latency_s, log_routes=False)
+        common = dict(router=router, gpus_per_instance=gpus_per_instance, seed=seed, link_gbs=link_gbs,
+                      link_latency_s=link_latency_s, log_routes=False)
+        dsetup = decode_setup or setup
         prompt_tps = setup.peak_flops * setup.mfu / (2 * setup.params)
-        p = max(1, math.ceil(qps * input_len / prompt_tps))
-        while p < max_instances:
-            _, ttft_ok, _ = check(Fleet.pd(setup, p, dsetup, ceiling, **pd_common))
-            if ttft_ok >= target:
-                break
-            p += 1
-        lo, hi, best = 1, ceiling, None
-        while lo <= hi:                    # the fewest decode instances that meet both SLOs
-            d = (lo + hi) // 2
-            slo_ok, _, res = check(Fleet.pd(setup, p, dsetup, d, **pd_common))
-            if slo_ok >= target:
-                best, hi = (d, res, slo_ok), d - 1
-            else:
-                lo = d + 1
-        if best is not None:
-            d, res, slo_ok = best
-            pd = option("disaggregated", p, d, p + d, res, slo_ok)
+        first = max(1, math.ceil(qps * input_len / prompt_tps))
+        pd = _cheapest_pd(lambda p, d: Fleet.pd(setup, p, dsetup, d, **common), first, ceiling, max_instances,
+                          trial, target)
     return FleetPlan(qps, int(input_len), int(output_len), ttft_slo, tpot_slo, rate, colocated, pd)
 
 
-# --- python -m sim fleet ---------------------------------------------------------------------------
+class _Trials:
+    """Simulates candidate fleets on the one load, counting them (``simulations``) for each search."""
 
-def add_cli(sub, common) -> None:
-    """Register ``python -m sim fleet`` on the CLI's subparsers (``common`` adds the shared flags)."""
-    p = sub.add_parser("fleet", help="cheapest colocated and PD fleets, verified by simulation")
-    common(p)
-    p.add_argument("--gpu", required=True, help="GPU name (see sim.presets)")
-    p.add_argument("--tp", type=int, default=1, help="tensor-parallel GPUs per instance")
-    p.add_argument("--dtype", default="bf16", help="weight dtype")
-    p.add_argument("--kv-dtype", default=None, help="KV dtype (default: --dtype)")
-    p.add_argument("--mfu", type=float, default=None)
-    p.add_argument("--step-overhead", type=float, default=None)
-    p.add_argument("--bandwidth-util", type=float, default=None)
-    p.add_argument("--router", default="least_requests")
-    p.add_argument("--duration", type=float, default=120.0, help="seconds of traffic per simulated fleet")
-    p.add_argument("--link-gbs", type=float, default=50.0, help="KV link, GB/s (PD)")
-    p.add_argument("--link-latency", type=float, default=1e-3, help="KV link latency, seconds (PD)")
-    p.add_argument("--gpu-hour-usd", type=float, default=None)
-    p.set_defaults(func=_cli)
+    def __init__(self, load, ttft_slo, tpot_slo, gpus_per_instance, gpu_hour_usd, progress):
+        self.load, self.ttft_slo, self.tpot_slo = load, ttft_slo, tpot_slo
+        self.gpus_per_instance, self.gpu_hour_usd, self.progress = gpus_per_instance, gpu_hour_usd, progress
+        self.simulations = self.total = 0
+
+    def __call__(self, fleet: Fleet):
+        """(fraction within both SLOs, or 0 if the fleet falls behind; the same for TTFT; result)."""
+        self.simulations += 1
+        self.total += 1
+        res = run_fleet(fleet, self.load)
+        if self.progress:
+            self.progress(self.total, None)
+        slo_ok = (float(meets_slos(res, self.ttft_slo, self.tpot_slo).mean())
+                  if keeps_up(res.finish, res.arrival) else 0.0)
+        ttft_ok = float((res.ttft <= self.ttft_slo).mean()) if keeps_up(res.first_token, res.arrival) else 0.0
+        return slo_ok, ttft_ok, res
+
+    def option(self, kind, prefill, decode, res, slo_ok) -> FleetOption:
+        total = prefill + decode
+        gpus = total * self.gpus_per_instance
+        return FleetOption(kind, total, prefill if kind != "colocated" else 0, decode if kind != "colocated" else 0,
+                           gpus, gpus * self.gpu_hour_usd, slo_ok, percentile(res.ttft, 99),
+                           percentile(res.tpot, 99), self.simulations)
 
 
-def _cli(args) -> int:
-    import json
+def _fewest_colocated(make, start: int, max_instances: int, trial: _Trials, target: float):
+    """From ``start`` instances, step down while the fleet passes (up while it fails) to the fewest
+    that pass; None when even ``max_instances`` fail."""
+    trial.simulations = 0
+    found = {}
+    k = start
+    while 1 <= k <= max_instances:
+        slo_ok, _, res = trial(make(k))
+        found[k] = (slo_ok >= target, res, slo_ok)
+        if found[k][0]:
+            if k - 1 in found or k == 1:
+                break
+            k -= 1
+        else:
+            if k + 1 in found:
+                k += 1
+                break
+            k += 1
+    best = min((k for k, v in found.items() if v[0]), default=None)
+    if best is None:
+        return None
+    return trial.option("colocated", best, 0, found[best][1], found[best][2])
 
-    from sim import presets
-    options = {k: v for k, v in (("mfu", args.mfu), ("step_overhead", args.step_overhead),
-                                 ("bandwidth_util", args.bandwidth_util)) if v is not None}
-    setup = presets.instance(args.model, args.gpu, tp=args.tp, weight_dtype=args.dtype,
-                             kv_dtype=args.kv_dtype, **options)
-    price = args.gpu_hour_usd if args.gpu_hour_usd is not None else gpu_hour_usd(args.gpu)
-    result = size_fleet(args.qps, setup, args.input, args.output, args.ttft, args.tpot, gpus_per_instance=args.tp,
-                        gpu_hour_usd=price, duration_s=args.duration, router=args.router,
-                        link_gbs=args.link_gbs, link_latency_s=args.link_latency)
-    if args.json:
-        print(json.dumps({"model": args.model, "gpu": args.gpu, "tp": args.tp, "dtype": args.dtype,
-                          **result.as_dict()}, indent=2))
-    else:
-        print(f"{args.model} on {args.tp} x {args.gpu} ({args.dtype}), router {args.router}, "
-              f"{args.duration:g} s of traffic per fleet")
-        print(result)
-    return 0
+
+def _cheapest_pd(make, first: int, ceiling: int, max_instances: int, trial: _Trials, target: float):
+    """Prefill instances from ``first`` up until the TTFT SLO holds (with ``ceiling`` decode ones),
+    then the fewest decode instances that bring the fleet within both SLOs (a bisection)."""
+    trial.simulations = 0
+    p = first
+    while p < max_instances:
+        _, ttft_ok, _ = trial(make(p, ceiling))
+        if ttft_ok >= target:
+            break
+        p += 1
+    lo, hi, best = 1, ceiling, None
+    while lo <= hi:
+        d = (lo + hi) // 2
+        slo_ok, _, res = trial(make(p, d))
+        if slo_ok >= target:
+            best, hi = (d, res, slo_ok), d - 1
+        else:
+            lo = d + 1
+    if best is None:
+        return None
+    d, res, slo_ok = best
+    return trial.option("disaggregated", p, d, res, slo_ok)

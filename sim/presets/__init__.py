@@ -54,6 +54,7 @@ from sim.presets.dtypes import DTYPE_BYTES, KV_FORMATS, WEIGHT_FORMATS, kv_forma
 from sim.presets.gpus import GPU, GPUS
 from sim.presets.models import MODELS, Model
 from sim.setup import Setup
+from sim.validate import check_number
 
 MAX_TP = 8                    # one node: the GPU-to-GPU link modelled is the node's (NVLink, IF, PCIe)
 
@@ -67,6 +68,11 @@ BASE_OVERHEAD_S = 5.0e-3      # host work per step (scheduling, sampling, output
 RUNTIME_RESERVE_BYTES = 3.5 * 2**30   # per GPU: activations, CUDA graphs, communication buffers
 ACTIVATION_BYTES = 2          # all-reduces carry BF16 activations
 
+# On-demand cloud prices per GPU-hour, USD: rough public list prices in 2024-25 (assumptions for
+# ranking, not quotes; pass your own to plan / sweep / fleet). H100 at the chapter's $2.5. GPUs
+# without a price here need one given (``gpu_hour_usd(name, prices)``, ``--gpu-hour-usd``).
+GPU_HOUR_USD = {"a100-80gb": 1.8, "h100-sxm": 2.5, "h200": 3.5, "b200": 5.0, "l40s": 1.0, "mi300x": 2.5}
+
 ALIASES = {"h100": "h100-sxm", "a100": "a100-80gb", "h200-sxm": "h200", "b200-sxm": "b200",
            "llama3-8b": "llama-3-8b", "llama3-70b": "llama-3-70b", "llama-3.1-70b": "llama-3-70b",
            "llama-3.1-8b": "llama-3-8b", "llama3.1-405b": "llama-3.1-405b"}
@@ -74,12 +80,12 @@ ALIASES = {"h100": "h100-sxm", "a100": "a100-80gb", "h200-sxm": "h200", "b200-sx
 
 def model(name: str) -> Model:
     """The model preset called ``name`` (case-insensitive); unknown names suggest the closest."""
-    return MODELS[_resolve("model", name, MODELS)]
+    return MODELS[model_key(name)]
 
 
 def gpu(name: str) -> GPU:
     """The GPU preset called ``name`` (case-insensitive); unknown names suggest the closest."""
-    return GPUS[_resolve("gpu", name, GPUS)]
+    return GPUS[gpu_key(name)]
 
 
 def instance(model_name: str, gpu_name: str, *, tp: int = 1, weight_dtype: str = "bf16",
@@ -202,7 +208,39 @@ def uncertainty(gpu_name: str, tp: int):
 
 
 def gpu_key(name: str) -> str:
+    """The preset key of a GPU name or alias ("H100", "h100_sxm" -> "h100-sxm")."""
     return _resolve("gpu", name, GPUS)
+
+
+def model_key(name: str) -> str:
+    """The preset key of a model name or alias ("Llama-3.1-70B" -> "llama-3-70b")."""
+    return _resolve("model", name, MODELS)
+
+
+def gpu_hour_usd(gpu_name: str, prices: dict | None = None) -> float:
+    """Price per GPU-hour (USD) of ``gpu_name``: from ``prices`` (keyed by any spelling of a GPU
+    name, as ``gpu()`` takes them) where it names that GPU, else from ``GPU_HOUR_USD``. Raises
+    ValueError for a GPU with neither."""
+    key = gpu_key(gpu_name)
+    given = {}
+    for name, value in (prices or {}).items():
+        check_number(f"gpu_hour_usd[{name!r}]", value, 0, strict=False, note="(USD per GPU-hour)")
+        given[gpu_key(name)] = float(value)
+    price = given.get(key, GPU_HOUR_USD.get(key))
+    if price is None:
+        raise ValueError(f"no price for GPU {GPUS[key].name!r} ({key}): give one (gpu_hour_usd, "
+                         f"--gpu-hour-usd); prices are known for {', '.join(sorted(GPU_HOUR_USD))}")
+    return price
+
+
+def describe(model_name: str, gpu_name: str, tp: int, weight_dtype: str = "bf16",
+             kv_dtype: str | None = None) -> str:
+    """How every command names an instance: the presets' display names, e.g.
+    "Llama-3-70B on 8 x H100 SXM, weights FP8 / KV FP8"."""
+    if kv_dtype is None:                          # instance()'s default
+        kv_dtype = weight_dtype if weight_dtype in KV_FORMATS else "bf16"
+    return (f"{model(model_name).name} on {tp} x {gpu(gpu_name).name}, "
+            f"weights {weight_dtype.upper()} / KV {kv_dtype.upper()}")
 
 
 def kv_bytes_per_token(m: Model, tp: int, kv_dtype: str) -> int:
