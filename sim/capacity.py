@@ -39,11 +39,11 @@ import random
 
 import numpy as np
 
-from sim.metrics import meets_slos
 from sim.setup import Setup
 from sim.validate import check_int, check_lengths_fit, check_number
 
 METHODS = ("search", "bisect")
+CRITERIA = ("both", "each")                 # a run passes: target of requests meet both SLOs / each SLO's percentile
 SEARCH_REL_TOL = 0.005                      # the search's default relative width of its last bracket
 BISECT_LO, BISECT_HI, BISECT_ITERATIONS = 1.0, 60.0, 12     # the handbook's bracket and halvings
 POISSON_REQUESTS = 1500                     # requests per run of the handbook's bisection (the chapter's)
@@ -70,7 +70,7 @@ class InfeasibleError(ValueError):
 def max_rate(setup: Setup, load, ttft_slo: float, tpot_slo: float, *, method: str = "search",
              target: float = 0.99, num_requests: int | None = None, seed: int | None = None,
              rel_tol: float | None = None, lo: float | None = None, hi: float | None = None,
-             iterations: int | None = None) -> float:
+             iterations: int | None = None, criterion: str = "both") -> float:
     """The largest request rate (req/s) at which ``load`` on ``setup`` meets both SLOs (seconds).
 
     ``method="search"`` (default) needs no bracket: it starts from ``throughput_bound``, halves or
@@ -87,12 +87,16 @@ def max_rate(setup: Setup, load, ttft_slo: float, tpot_slo: float, *, method: st
     runs steady-state trials (the default of ``method="search"``; see the module docstring), an
     integer that many requests per run (the bisection's default is the handbook's 1500).
     ``rel_tol`` applies to the search only; ``lo``, ``hi`` and ``iterations`` to the bisection only.
+
+    ``criterion``: ``"both"`` (default) passes a run when at least ``target`` of its requests meet
+    both SLOs; ``"each"`` when the ``target`` percentile of TTFT and that of TPOT are each within
+    its SLO (MLPerf LoadGen's server rule: at most ``1 - target`` of the requests miss each one).
     """
     if method not in METHODS:
         raise ValueError(f"method must be one of {METHODS}, got {method!r}")
     if method == "bisect" and num_requests is None and not callable(load):
         num_requests = POISSON_REQUESTS
-    ok = _predicate(setup, load, ttft_slo, tpot_slo, target, num_requests, seed)
+    ok = _predicate(setup, load, ttft_slo, tpot_slo, target, num_requests, seed, criterion)
     if method == "bisect":
         _only_for("search", rel_tol=rel_tol)
         lo = BISECT_LO if lo is None else lo
@@ -104,22 +108,23 @@ def max_rate(setup: Setup, load, ttft_slo: float, tpot_slo: float, *, method: st
 
 def search(setup: Setup, input_len: int, output_len: int, ttft_slo: float, tpot_slo: float, *,
            target: float = 0.99, num_requests: int | None = None, seed: int | None = None,
-           rel_tol: float | None = None) -> tuple[float, "Runs"]:
+           rel_tol: float | None = None, criterion: str = "both") -> tuple[float, "Runs"]:
     """``max_rate(..., method="search")`` for fixed lengths, with the runs it made: ``Runs.results``
     holds the result of every run that passed, so a caller can reuse the one at the answer (the
     panels draw it and read its bound) instead of simulating it again."""
-    runs = _predicate(setup, (input_len, output_len), ttft_slo, tpot_slo, target, num_requests, seed)
+    runs = _predicate(setup, (input_len, output_len), ttft_slo, tpot_slo, target, num_requests, seed, criterion)
     rate = _search(runs, _first_guess(setup, (input_len, output_len)),
                    SEARCH_REL_TOL if rel_tol is None else rel_tol)
     return rate, runs
 
 
 def meets_slo(setup: Setup, load, rate: float, ttft_slo: float, tpot_slo: float, *,
-              target: float = 0.99, num_requests: int | None = None, seed: int | None = None) -> bool:
+              target: float = 0.99, num_requests: int | None = None, seed: int | None = None,
+              criterion: str = "both") -> bool:
     """Whether at least ``target`` of the requests of ``load`` at ``rate`` meet both SLOs (of the
     judged ones: a steady-state trial's when ``num_requests`` is None, else all ``num_requests``)."""
     check_number("rate", rate, 0, note="(requests per second)")
-    return _predicate(setup, load, ttft_slo, tpot_slo, target, num_requests, seed)(rate)
+    return _predicate(setup, load, ttft_slo, tpot_slo, target, num_requests, seed, criterion)(rate)
 
 
 def throughput_bound(setup: Setup, input_len: int, output_len: int) -> float:
@@ -141,8 +146,10 @@ def throughput_bound(setup: Setup, input_len: int, output_len: int) -> float:
 
 # --- the load: fixed lengths or a workload function ------------------------------------------
 
-def _predicate(setup, load, ttft_slo, tpot_slo, target, num_requests, seed):
+def _predicate(setup, load, ttft_slo, tpot_slo, target, num_requests, seed, criterion="both"):
     """rate -> whether the run of ``load`` at that rate meets the SLOs, everything else fixed."""
+    if criterion not in CRITERIA:
+        raise ValueError(f"criterion must be one of {CRITERIA}, got {criterion!r}")
     check_number("ttft_slo", ttft_slo, 0, note="(seconds)")
     check_number("tpot_slo", tpot_slo, 0, note="(seconds)")
     if isinstance(target, bool) or not isinstance(target, (int, float)) or not 0 < target <= 1:
@@ -151,22 +158,24 @@ def _predicate(setup, load, ttft_slo, tpot_slo, target, num_requests, seed):
         if num_requests is not None or seed is not None:
             raise ValueError("num_requests and seed apply to fixed lengths only: a load function "
                              "rate -> Workload sets its own request count and seed")
-        return LoadRuns(setup, load, ttft_slo, tpot_slo, target)
+        return LoadRuns(setup, load, ttft_slo, tpot_slo, target, criterion)
     input_len, output_len = _lengths(load)
     if num_requests is not None:
         check_int("num_requests", num_requests, 1)
     seed = 0 if seed is None else seed
-    check_lengths_fit(setup, input_len, output_len)
-    return Runs(setup, input_len, output_len, num_requests, seed, ttft_slo, tpot_slo, target)
+    check_lengths_fit(setup, *(x if isinstance(x, int) else x.high or 1 for x in (input_len, output_len)))
+    return Runs(setup, input_len, output_len, num_requests, seed, ttft_slo, tpot_slo, target, criterion)
 
 
-def steady_trial(setup: Setup, input_len: int, output_len: int, ttft_slo: float, tpot_slo: float,
+def steady_trial(setup: Setup, input_len, output_len, ttft_slo: float, tpot_slo: float,
                  rate: float) -> tuple[int, float]:
     """A steady-state trial at ``rate``: (requests, window seconds). It lasts ``STEADY_WINDOWS``
     windows (at least ``STEADY_MIN_REQUESTS``, at most ``STEADY_MAX_REQUESTS`` requests); requests
-    arriving in its first and last window are not judged (see the module docstring)."""
-    batch = max(1, min(setup.max_num_seqs, setup.kv_capacity_tokens // (input_len + output_len)))
-    window = max(ttft_slo + (output_len - 1) * tpot_slo, batch / rate)
+    arriving in its first and last window are not judged (see the module docstring). Lengths are
+    ints or ``sim.lengths`` distributions (their means count)."""
+    mean_in, mean_out = (x if isinstance(x, int) else x.mean for x in (input_len, output_len))
+    batch = max(1, min(setup.max_num_seqs, int(setup.kv_capacity_tokens // (mean_in + mean_out))))
+    window = max(ttft_slo + max(0.0, mean_out - 1) * tpot_slo, batch / rate)
     n = STEADY_WINDOWS * window * rate
     n = STEADY_MAX_REQUESTS if not math.isfinite(n) else min(STEADY_MAX_REQUESTS, max(STEADY_MIN_REQUESTS, math.ceil(n)))
     return n, window
@@ -199,9 +208,11 @@ class Runs:
 
     SLICES = 16                       # how often a run checks whether it has already failed
 
-    def __init__(self, setup, input_len, output_len, num_requests, seed, ttft_slo, tpot_slo, target):
+    def __init__(self, setup, input_len, output_len, num_requests, seed, ttft_slo, tpot_slo, target,
+                 criterion="both"):
         self.setup, self.input_len, self.output_len, self.n = setup, input_len, output_len, num_requests
         self.seed, self.ttft_slo, self.tpot_slo, self.target = seed, ttft_slo, tpot_slo, target
+        self.criterion = criterion
         self.steady = num_requests is None
         self.levels: dict[float, float | None] = {}
         self.results: dict[float, object] = {}
@@ -233,40 +244,53 @@ class Runs:
         self.runs += 1
         n, window = self.trial(rate)
         self.lengths[rate] = n
-        inp, out = self.input_len, self.output_len
+        inps, outs = self.request_lengths(n)
         arrivals = self.arrivals(rate, n)
         arr = np.asarray(arrivals)
         judged = self.judged(arr, window)
-        m = int(judged.sum())
-        allowed = _allowed(m, self.target)
+        allowed = _allowed(int(judged.sum()), self.target)
         inst = Instance(self.setup)
-        inst.submit_many(arrivals, [inp] * n, [out] * n)
+        inst.submit_many(arrivals, inps, outs)
+        out = np.asarray(outs, dtype=float)
         for k in range(1, self.SLICES):
             inst.advance(arrivals[k * n // self.SLICES])
-            if self._certain_misses(inst, arr, judged) > allowed:
+            if self._certain_misses(inst, arr, out, judged) > allowed:
                 self.cut_short += 1
                 self.levels[rate] = None
                 return False
         inst.advance()
         result = inst.result()
         ttft, tpot = result.ttft[judged], result.tpot[judged]
-        ok = float(((ttft <= self.ttft_slo) & (tpot <= self.tpot_slo)).mean()) >= self.target
-        self.levels[rate] = _level(ttft, tpot, self.ttft_slo, self.tpot_slo, allowed) if ok else None
+        ok = _passes(ttft, tpot, self.ttft_slo, self.tpot_slo, self.target, self.criterion)
+        self.levels[rate] = _level(ttft, tpot, self.ttft_slo, self.tpot_slo, allowed, self.criterion) if ok else None
         if ok:
             self.results[rate] = result
         return ok
 
-    def _certain_misses(self, inst, arr, judged) -> int:
+    def request_lengths(self, n: int) -> tuple[list[int], list[int]]:
+        """The n requests' prompt and output lengths: the fixed ones, or drawn as
+        ``sim.workload.poisson(rate, n, input_len, output_len, seed)`` draws them."""
+        from sim.workload import poisson
+        if isinstance(self.input_len, int) and isinstance(self.output_len, int):
+            return [self.input_len] * n, [self.output_len] * n
+        w = poisson(1.0, n, self.input_len, self.output_len, self.seed)
+        check_lengths_fit(self.setup, w.input_len, w.output_len)
+        return list(w.input_len), list(w.output_len)
+
+    def _certain_misses(self, inst, arr, out, judged) -> int:
         """Judged requests that have missed an SLO by ``inst.now``, whatever the later steps do: a
-        first token or a finish still to come lands at ``inst.now`` or later."""
+        first token or a finish still to come lands at ``inst.now`` or later. With
+        ``criterion="each"``, the larger of the TTFT misses and the TPOT misses."""
         now = inst.now
         first, fin = np.array(inst.first), np.array(inst.fin)
         start = np.where(np.isnan(first), now, first)
-        miss = start - arr > self.ttft_slo
-        if self.output_len > 1:
-            end = np.where(np.isnan(fin), now, fin)
-            miss |= (end - first) / (self.output_len - 1) > self.tpot_slo
-        return int(np.count_nonzero(miss & judged))
+        late = (start - arr > self.ttft_slo) & judged
+        end = np.where(np.isnan(fin), now, fin)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            slow = (out > 1) & ((end - first) / (out - 1) > self.tpot_slo) & judged
+        if self.criterion == "each":
+            return max(int(np.count_nonzero(late)), int(np.count_nonzero(slow)))
+        return int(np.count_nonzero(late | slow))
 
 
 def _allowed(n: int, target: float) -> int:
@@ -283,8 +307,9 @@ class LoadRuns:
     decides its arrivals), with ``levels`` and ``results`` of the passing ones as ``Runs`` keeps them,
     so a load function and fixed lengths take the same search steps."""
 
-    def __init__(self, setup, load, ttft_slo, tpot_slo, target):
+    def __init__(self, setup, load, ttft_slo, tpot_slo, target, criterion="both"):
         self.setup, self.load, self.ttft_slo, self.tpot_slo, self.target = setup, load, ttft_slo, tpot_slo, target
+        self.criterion = criterion
         self.levels: dict[float, float | None] = {}
         self.results: dict[float, object] = {}
         self.runs = self.cut_short = 0
@@ -294,22 +319,33 @@ class LoadRuns:
 
         self.runs += 1
         result = run(self.setup, self.load(rate))
-        meets = meets_slos(result, self.ttft_slo, self.tpot_slo)
-        ok = float(meets.mean()) >= self.target
-        allowed = _allowed(len(meets), self.target)
-        self.levels[rate] = _level(result.ttft, result.tpot, self.ttft_slo, self.tpot_slo, allowed) if ok else None
+        ok = _passes(result.ttft, result.tpot, self.ttft_slo, self.tpot_slo, self.target, self.criterion)
+        allowed = _allowed(len(result.ttft), self.target)
+        self.levels[rate] = (_level(result.ttft, result.tpot, self.ttft_slo, self.tpot_slo, allowed, self.criterion)
+                             if ok else None)
         if ok:
             self.results[rate] = result
         return ok
 
 
-def _level(ttft, tpot, ttft_slo, tpot_slo, allowed) -> float:
-    """The SLO ratio of the request at the target's rank (see ``Runs``)."""
+def _passes(ttft, tpot, ttft_slo, tpot_slo, target, criterion) -> bool:
+    """Whether the judged requests' times pass (``criterion``: see ``max_rate``)."""
+    ttft_ok, tpot_ok = np.asarray(ttft) <= ttft_slo, np.asarray(tpot) <= tpot_slo
+    if criterion == "each":
+        return float(ttft_ok.mean()) >= target and float(tpot_ok.mean()) >= target
+    return float((ttft_ok & tpot_ok).mean()) >= target
+
+
+def _level(ttft, tpot, ttft_slo, tpot_slo, allowed, criterion="both") -> float:
+    """The SLO ratio of the request at the target's rank (see ``Runs``); with ``criterion="each"``
+    the larger of TTFT's and TPOT's ratios at that rank."""
     n = len(ttft)
     if allowed >= n:
         return 0.0
-    ratio = np.sort(np.maximum(np.asarray(ttft) / ttft_slo, np.asarray(tpot) / tpot_slo))
-    return float(ratio[n - allowed - 1])
+    ttft, tpot = np.asarray(ttft) / ttft_slo, np.asarray(tpot) / tpot_slo
+    if criterion == "each":
+        return float(max(np.sort(ttft)[n - allowed - 1], np.sort(tpot)[n - allowed - 1]))
+    return float(np.sort(np.maximum(ttft, tpot))[n - allowed - 1])
 
 
 _GAPS: dict[int, list] = {}          # seed -> the first terms of its stream, grown on demand
@@ -330,14 +366,20 @@ def _unit_gaps(seed: int, n: int):
     return itertools.islice(gaps, n)
 
 
-def _lengths(load) -> tuple[int, int]:
+def _lengths(load):
+    """(input_len, output_len): whole numbers >= 1 (ints), or ``sim.lengths`` distributions."""
+    from sim.lengths import Length
     if isinstance(load, (str, bytes)) or not hasattr(load, "__len__") or len(load) != 2:
-        raise ValueError("load must be (input_len, output_len), two whole numbers >= 1, or a function "
-                         f"rate -> Workload; got {load!r}")
-    input_len, output_len = load
-    check_int("input_len", input_len, 1)
-    check_int("output_len", output_len, 1)
-    return int(input_len), int(output_len)
+        raise ValueError("load must be (input_len, output_len), two whole numbers >= 1 or sim.lengths "
+                         f"distributions, or a function rate -> Workload; got {load!r}")
+    out = []
+    for name, value in zip(("input_len", "output_len"), load):
+        if isinstance(value, Length):
+            out.append(value)
+        else:
+            check_int(name, value, 1)
+            out.append(int(value))
+    return tuple(out)
 
 
 def _first_guess(setup, load) -> float:
@@ -345,7 +387,7 @@ def _first_guess(setup, load) -> float:
     if callable(load):
         probe = load(1.0)
         return throughput_bound(setup, max(1, round(probe.mean_input_len)), max(1, round(probe.mean_output_len)))
-    return throughput_bound(setup, *_lengths(load))
+    return throughput_bound(setup, *(x if isinstance(x, int) else max(1, round(x.mean)) for x in _lengths(load)))
 
 
 def _only_for(method: str, **given) -> None:

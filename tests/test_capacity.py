@@ -242,3 +242,30 @@ def test_the_handbooks_1500_request_trials_overstate_a_large_batch(case):
     steady = max_rate(setup, load, ttft, tpot, rel_tol=2e-3)
     assert short > 1.08 * steady
     assert abs(short2 / short - 1) > (0.02 if case == "llama-2-70b/h200" else 0.005)
+
+
+# --- Length distributions and MLPerf's "each percentile" rule ---------------------------------
+
+@settings(max_examples=12, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+@given(setup=small_setups(), load=st.floats(0.3, 2.0), seed=st.integers(0, 20),
+       criterion=st.sampled_from(["both", "each"]), steady=st.booleans())
+def test_distributed_lengths_are_judged_as_the_workloads_whole_run(setup, load, seed, criterion, steady):
+    from sim import lengths, run
+    inp, out = lengths.lognormal(300, 1.0, high=2000), lengths.uniform(1, 200)
+    ttft, tpot = 1.0, 0.05
+    rate = load * capacity.throughput_bound(setup, 300, 100)
+    runs = capacity._predicate(setup, (inp, out), ttft, tpot, 0.99, None if steady else 300, seed, criterion)
+    n, window = runs.trial(rate)
+    result = run(setup, workload.poisson(rate, n, inp, out, seed))
+    keep = runs.judged(result.arrival, window)
+    ttft_ok, tpot_ok = result.ttft[keep] <= ttft, result.tpot[keep] <= tpot
+    plain = (min(ttft_ok.mean(), tpot_ok.mean()) if criterion == "each" else (ttft_ok & tpot_ok).mean()) >= 0.99
+    assert runs(rate) == plain
+
+
+def test_each_percentile_is_looser_than_both_at_once():
+    both = max_rate(SMALL, (100, 30), *SLOS, num_requests=600, rel_tol=0.005)
+    each = max_rate(SMALL, (100, 30), *SLOS, num_requests=600, rel_tol=0.005, criterion="each")
+    assert each >= both * (1 - 0.005)
+    with pytest.raises(ValueError, match="criterion"):
+        max_rate(SMALL, (100, 30), *SLOS, criterion="p99")
