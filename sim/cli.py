@@ -6,6 +6,7 @@
     python -m sim sweep ... --executor ray --address auto        # on a running Ray cluster
     python -m sim fleet --model llama-3-70b --gpu h100-sxm --tp 8 --dtype fp8 --qps 200 \\
         --input 2000 --output 500 --ttft 2 --tpot 0.05
+    python -m sim calibrate runs/*.json --model llama-3-8b --gpu h100-sxm --out my.json   # then --profile my.json
 """
 
 from __future__ import annotations
@@ -35,11 +36,12 @@ def _plan(args) -> int:
     setup = presets.instance(args.model, args.gpu, tp=args.tp, weight_dtype=args.dtype,
                              kv_dtype=args.kv_dtype, mem_util=args.mem_util,
                              **{k: v for k, v in (("mfu", args.mfu), ("step_overhead", args.step_overhead),
-                                                  ("bandwidth_util", args.bandwidth_util)) if v is not None})
+                                                  ("bandwidth_util", args.bandwidth_util)) if v is not None},
+                             profile=args.profile)
     price = args.gpu_hour_usd
     if price is None:
         price = GPU_HOUR_USD[presets._resolve("gpu", args.gpu, presets.GPUS)]
-    calibrated = all(v is None for v in (args.mfu, args.step_overhead, args.bandwidth_util))
+    calibrated = all(v is None for v in (args.mfu, args.step_overhead, args.bandwidth_util, args.profile))
     p = plan(args.qps, setup, args.input, args.output, args.ttft, args.tpot, gpus_per_instance=args.tp,
              headroom=args.headroom, gpu_hour_usd=price, search=args.search,
              uncertainty=presets.uncertainty(args.gpu, args.tp) if calibrated else None)
@@ -54,6 +56,8 @@ def _plan(args) -> int:
 
 def _sweep(args) -> int:
     grid = {"gpu": args.gpus or DEFAULT_GRID["gpu"], "tp": args.tps, "weight_dtype": args.dtypes}
+    if args.profile:                     # options other than the profile's deployment are refused with the reason
+        grid["profile"] = [args.profile]
     bar = _ProgressBar(sys.stderr)
     rows = sweep(args.model, args.qps, args.input, args.output, args.ttft, args.tpot, grid=grid,
                  headroom=args.headroom, executor=args.executor, workers=args.workers,
@@ -96,6 +100,7 @@ def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--tpot", type=float, required=True, help="p99 TPOT SLO, seconds")
     p.add_argument("--headroom", type=float, default=1.3, help="spare capacity factor (default 1.3)")
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    p.add_argument("--profile", default=None, help="step-model terms from python -m sim calibrate (a JSON file)")
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -132,4 +137,6 @@ def _parser() -> argparse.ArgumentParser:
 
     from sim.fleet.sizing import add_cli
     add_cli(sub, _common)
+    from sim.calibrate import add_cli as add_calibrate
+    add_calibrate(sub)
     return parser

@@ -233,7 +233,7 @@ def _cli(args) -> int:
     options = {k: v for k, v in (("mfu", args.mfu), ("step_overhead", args.step_overhead),
                                  ("bandwidth_util", args.bandwidth_util)) if v is not None}
     setup = presets.instance(args.model, args.gpu, tp=args.tp, weight_dtype=args.dtype,
-                             kv_dtype=args.kv_dtype, **options)
+                             kv_dtype=args.kv_dtype, profile=getattr(args, "profile", None), **options)
     price = args.gpu_hour_usd if args.gpu_hour_usd is not None else gpu_hour_usd(args.gpu)
     result = size_fleet(args.qps, setup, args.input, args.output, args.ttft, args.tpot, gpus_per_instance=args.tp,
                         gpu_hour_usd=price, duration_s=args.duration, router=args.router,
