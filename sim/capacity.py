@@ -254,7 +254,7 @@ class Runs:
         out = np.asarray(outs, dtype=float)
         for k in range(1, self.SLICES):
             inst.advance(arrivals[k * n // self.SLICES])
-            if self._certain_misses(inst, arr, out, judged) > allowed:
+            if self._certain_misses(inst, arr, out, judged, k * n // self.SLICES + 1) > allowed:
                 self.cut_short += 1
                 self.levels[rate] = None
                 return False
@@ -277,12 +277,16 @@ class Runs:
         check_lengths_fit(self.setup, w.input_len, w.output_len)
         return list(w.input_len), list(w.output_len)
 
-    def _certain_misses(self, inst, arr, out, judged) -> int:
-        """Judged requests that have missed an SLO by ``inst.now``, whatever the later steps do: a
-        first token or a finish still to come lands at ``inst.now`` or later. With
-        ``criterion="each"``, the larger of the TTFT misses and the TPOT misses."""
+    def _certain_misses(self, inst, arr, out, judged, m) -> int:
+        """Judged requests among the first ``m`` (those that have arrived: a later one has missed
+        nothing yet) that have missed an SLO by ``inst.now``, whatever the later steps do: a first
+        token or a finish still to come lands at ``inst.now`` or later. With ``criterion="each"``,
+        the larger of the TTFT misses and the TPOT misses."""
         now = inst.now
-        first, fin = np.array(inst.first), np.array(inst.fin)
+        m = min(m, len(arr))
+        arr, out, judged = arr[:m], out[:m], judged[:m]
+        first = np.frombuffer(inst.first, dtype=float, count=m).copy()
+        fin = np.frombuffer(inst.fin, dtype=float, count=m).copy()
         start = np.where(np.isnan(first), now, first)
         late = (start - arr > self.ttft_slo) & judged
         end = np.where(np.isnan(fin), now, fin)
