@@ -145,3 +145,19 @@ def test_malformed_profiles_name_the_field(tmp_path, fitted, change, message):
     path.write_text(json.dumps(data))
     with pytest.raises(ValueError, match=f"p.json: {message}"):
         presets.instance("llama-3-8b", "h100-sxm", profile=path)
+
+
+def test_sweep_and_fleet_take_the_profile(fitted, tmp_path, capsys):
+    from sim.sweep import sweep
+    fit, deployment = fitted
+    path = tmp_path / "h100.json"
+    calibrate.write_profile(path, fit, deployment)
+    rows = sweep("llama-3-8b", 20, 1000, 200, 1.0, 0.05, workers=1,
+                 grid={"gpu": ["h100-sxm", "h200"], "tp": [1], "profile": [str(path)]})
+    by_gpu = {r.settings["gpu"]: r for r in rows}
+    assert by_gpu["h100-sxm"].feasible and by_gpu["h100-sxm"].rate_per_instance > 0
+    assert not by_gpu["h200"].feasible and "fitted on gpu='h100-sxm'" in by_gpu["h200"].reason
+    args = ["--model", "llama-3-8b", "--qps", "20", "--input", "1000", "--output", "200", "--ttft", "1",
+            "--tpot", "0.05", "--profile", str(path)]
+    assert main(["fleet", "--gpu", "h200", *args]) == 2          # read before any fleet is simulated
+    assert "fitted on gpu='h100-sxm'" in capsys.readouterr().err

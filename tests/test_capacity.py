@@ -269,3 +269,10 @@ def test_each_percentile_is_looser_than_both_at_once():
     assert each >= both * (1 - 0.005)
     with pytest.raises(ValueError, match="criterion"):
         max_rate(SMALL, (100, 30), *SLOS, criterion="p99")
+
+
+def test_a_stricter_target_lengthens_the_trial():
+    n99, w = capacity.steady_trial(SMALL, 100, 30, 0.5, 0.05, 100.0)
+    n999, w999 = capacity.steady_trial(SMALL, 100, 30, 0.5, 0.05, 100.0, target=0.999)
+    assert w999 == w and n999 == math.ceil(1 / (1 - 0.999) * w * 100.0) and n999 > 9 * n99
+    assert capacity.steady_trial(SMALL, 100, 30, 0.5, 0.05, 100.0, target=1.0)[0] == capacity.STEADY_MAX_REQUESTS
