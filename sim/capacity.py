@@ -178,7 +178,7 @@ def steady_trial(setup: Setup, input_len, output_len, ttft_slo: float, tpot_slo:
     mean_in, mean_out = (x if isinstance(x, int) else x.mean for x in (input_len, output_len))
     batch = max(1, min(setup.max_num_seqs, int(setup.kv_capacity_tokens // (mean_in + mean_out))))
     window = max(ttft_slo + max(0.0, mean_out - 1) * tpot_slo, batch / rate)
-    windows = max(STEADY_WINDOWS, 1 / (1 - target)) if target < 1 else math.inf
+    windows = max(STEADY_WINDOWS, round(1 / (1 - target), 6)) if target < 1 else math.inf   # 1/(1-0.99) is 100.00000000000009
     n = windows * window * rate
     n = STEADY_MAX_REQUESTS if not math.isfinite(n) else min(STEADY_MAX_REQUESTS, max(STEADY_MIN_REQUESTS, math.ceil(n)))
     return n, window

@@ -274,5 +274,6 @@ def test_each_percentile_is_looser_than_both_at_once():
 def test_a_stricter_target_lengthens_the_trial():
     n99, w = capacity.steady_trial(SMALL, 100, 30, 0.5, 0.05, 100.0)
     n999, w999 = capacity.steady_trial(SMALL, 100, 30, 0.5, 0.05, 100.0, target=0.999)
-    assert w999 == w and n999 == math.ceil(1 / (1 - 0.999) * w * 100.0) and n999 > 9 * n99
+    assert w999 == w and n999 == math.ceil(round(1 / (1 - 0.999), 6) * w * 100.0) and n999 > 9 * n99
+    assert n99 == math.ceil(100 * w * 100.0)
     assert capacity.steady_trial(SMALL, 100, 30, 0.5, 0.05, 100.0, target=1.0)[0] == capacity.STEADY_MAX_REQUESTS
