@@ -6,13 +6,16 @@ Runs each supported row (``benchmarks/fidelity.py`` says how each scenario is si
 presets' calibrated step model at every value of the one constant fitted to the whole set
 (``BASE_OVERHEAD_S``, the host time per step, which no kernel table measures), and prints:
 
-- MAPE and signed bias overall and per slice (GPU, TP, model, metric, scenario, source) at the value
+- MAPE and signed bias overall and per slice (what the row measures: offline throughput, capacity at
+  the SLO, latency at fixed concurrency, ...; GPU, TP, model, metric, scenario, source) at the value
   that fits the whole set best; the rows left out and why;
 - apart from them, the latency rows of MLPerf server runs, measured at the system's saturation
   (``fidelity.saturated``): they measure the scheduler at capacity more than the step model, so
   they are reported in their own table and take no part in the fit;
 - the leave-one-source-out score: for each source, the constant chosen without that source's rows,
-  and its rows scored with it.
+  and its rows scored with it;
+- overall and for the three slices the targets are set on (offline throughput, capacity at the SLO,
+  latency at fixed concurrency: MAPE <= 15%, |bias| <= 5%), both scores and whether they are met.
 
 ``--write`` stores the figures in tests/validation/report.json (the tests check them against the
 rows and re-simulate a sample) and the residual ranges the planner's error bars use in
@@ -34,7 +37,9 @@ import fidelity as F                                       # noqa: E402
 
 REPORT = F.DATA / "report.json"
 RESIDUALS = F.ROOT / "sim" / "presets" / "residuals.py"
-DIMENSIONS = ("gpu", "tp", "model", "metric", "scenario", "source")
+DIMENSIONS = ("slice", "gpu", "tp", "model", "metric", "scenario", "source")
+TARGET_SLICES = ("offline throughput", "capacity at the SLO", "latency at fixed concurrency")
+TARGET_MAPE, TARGET_BIAS = 0.15, 0.05         # issue 22's targets, per slice and overall
 
 
 def slice_table(scored, dims=DIMENSIONS) -> list[tuple[str, str, dict]]:
@@ -53,6 +58,37 @@ def markdown(table) -> str:
     for dim, key, f in table:
         name = "**all rows**" if dim == "all" else f"{dim} = {key}"
         lines.append(f"| {name} | {f['rows']} | {f['mape']:.1%} | {f['bias']:+.1%} |")
+    return "\n".join(lines)
+
+
+def targets_table(scored, loso_errors: dict | None) -> list[dict]:
+    """Overall and per target slice: rows, MAPE and bias at the fitted constant and left one source
+    out (when ``loso_errors``, row id -> error, is given), and whether the targets are met."""
+    out = []
+    for name in ("all",) + TARGET_SLICES:
+        mine = [s for s in scored if name == "all" or s.row.kind == name]
+        if not mine:
+            continue
+        f = F._figures([s.error for s in mine])
+        row = {"slice": name, **f}
+        if loso_errors is not None:
+            g = F._figures([loso_errors[s.row.id] for s in mine])
+            row.update(loso_mape=g["mape"], loso_bias=g["bias"])
+        worst_mape = max(row["mape"], row.get("loso_mape", 0))
+        worst_bias = max(abs(row["bias"]), abs(row.get("loso_bias", 0)))
+        row["met"] = worst_mape <= TARGET_MAPE and worst_bias <= TARGET_BIAS
+        out.append(row)
+    return out
+
+
+def targets_markdown(rows: list[dict]) -> str:
+    lines = ["| slice | rows | MAPE | bias | leave one source out: MAPE | bias | targets (15% / 5%) |",
+             "|---|---:|---:|---:|---:|---:|---|"]
+    for r in rows:
+        name = "**all rows**" if r["slice"] == "all" else r["slice"]
+        loso = (f"{r['loso_mape']:.1%} | {r['loso_bias']:+.1%}" if "loso_mape" in r else "- | -")
+        lines.append(f"| {name} | {r['rows']} | {r['mape']:.1%} | {r['bias']:+.1%} | {loso} | "
+                     f"{'met' if r['met'] else 'not met'} |")
     return "\n".join(lines)
 
 
@@ -135,13 +171,18 @@ def main(argv=None) -> int:
         for source, f in loso["sources"].items():
             print(f"  {source:32} {f['rows']:3} rows  base {f['value'] * 1e3:.1f} ms  MAPE {f['mape']:6.1%}  bias {f['bias']:+6.1%}")
         print(f"  {'all (pooled)':32} {loso['all']['rows']:3} rows  MAPE {loso['all']['mape']:.1%}  bias {loso['all']['bias']:+.1%}")
+    targets = targets_table(headline, loso["errors"] if loso else None)
+    print("the three slices against the targets (MAPE <= 15%, |bias| <= 5%, at the fitted constant and "
+          "left one source out):")
+    print(targets_markdown(targets))
     print(f"({time.perf_counter() - start:.0f} s)")
     if args.write:
         report = {"base_overhead_s": base, "grid": list(grid),
                   "predicted": {s.row.id: s.predicted for s in scored},
                   "excluded": {rid: why for rid, why in excluded.items() if why},
                   "slices": [[d, k, f] for d, k, f in table],
-                  "saturated": [[d, k, f] for d, k, f in saturated_table], "loso": loso}
+                  "saturated": [[d, k, f] for d, k, f in saturated_table], "loso": loso,
+                  "targets": targets}
         REPORT.write_text(json.dumps(report, indent=1, sort_keys=True) + "\n")
         RESIDUALS.write_text(render_residuals(residual_ranges(scored), base))
         print(f"wrote {REPORT.relative_to(F.ROOT)} and {RESIDUALS.relative_to(F.ROOT)}")

@@ -16,8 +16,10 @@ taking an even share of the load):
   latency statistics leave out the first wave (one request per client), which all arrive at t = 0
   together: a start-up burst, where benchmark clients measure the steady state after a warm-up.
 - ``rate``: Poisson arrivals at ``concurrency`` requests/s over the system (the column holds the rate).
-- ``server`` / ``interactive`` (MLPerf): throughput rows are the largest Poisson rate meeting the
-  scenario's p99 TTFT and TPOT limits (LoadGen checks each percentile on its own). Latency rows are
+- ``server`` / ``interactive`` (MLPerf): throughput rows are the capacity at the scenario's limits:
+  the largest Poisson rate whose p99 TTFT and p99 TPOT are each within them (LoadGen checks each
+  percentile on its own), found by ``sim.capacity``'s steady-state search (``criterion="each"``), the
+  search ``plan`` answers with, not by latency at the published rate. Latency rows are
   simulated at the published rate (``samples_s=``). Those runs sit at 90-100 % of the system's
   offline throughput, where latency depends on how the scheduler queues work at saturation (a real
   engine grows its batch and slows every step; the handbook's reservation rule keeps the batch and
@@ -41,7 +43,7 @@ from pathlib import Path
 
 import numpy as np
 
-from sim import lengths, presets, run, workload
+from sim import capacity, lengths, presets, run, workload
 from sim.executors import map_jobs
 from sim.metrics import percentile
 
@@ -75,7 +77,7 @@ ENGINES = {
 OFFLINE_REQUESTS = 2000            # per instance (at least 16 batches), where a row does not say
 CLOSED_LOOP_ROUNDS = 8             # requests per client in a concurrency run
 RATE_REQUESTS = 1000               # requests of a Poisson run, where a row does not say
-SERVER_DURATION_S = 600            # simulated seconds per trial of an MLPerf server search
+SERVER_DURATION_S = 600            # simulated seconds of an MLPerf server latency row's run
 MLPERF_LIMITS = {                  # (p99 TTFT, p99 TPOT) seconds, per model and scenario
     ("llama-2-70b", "server"): (2.0, 0.2), ("llama-2-70b", "interactive"): (0.45, 0.04),
     ("mixtral-8x7b", "server"): (2.0, 0.2),
@@ -114,10 +116,23 @@ class Row:
         return self.num_gpus // (self.tp * self.pp)
 
     @property
+    def kind(self) -> str:
+        """What the row measures, as the targets are set: ``offline throughput``, ``capacity at the
+        SLO`` (MLPerf server / interactive throughput), ``latency at fixed concurrency``, and the
+        rest (``throughput at fixed concurrency``, ``... at a fixed rate``, ``latency at saturation``)."""
+        throughput = self.metric in THROUGHPUT
+        if self.scenario == "offline":
+            return "offline throughput" if throughput else "offline latency"
+        if self.scenario in ("server", "interactive"):
+            return "capacity at the SLO" if throughput else "latency at saturation"
+        where = "fixed concurrency" if self.scenario == "concurrency" else "a fixed rate"
+        return f"{'throughput' if throughput else 'latency'} at {where}"
+
+    @property
     def slice_keys(self) -> dict:
         """The slices a row belongs to, by dimension (``bench_validation.slice_table``)."""
-        return {"gpu": self.gpu, "tp": f"tp{self.tp}", "model": self.model, "metric": self.metric,
-                "scenario": self.scenario, "source": self.source}
+        return {"slice": self.kind, "gpu": self.gpu, "tp": f"tp{self.tp}", "model": self.model,
+                "metric": self.metric, "scenario": self.scenario, "source": self.source}
 
 
 # --- Reading and checking the files ------------------------------------------------------------
@@ -413,27 +428,12 @@ def published_rate(row: Row) -> float:
 
 
 def _server_rate(setup, inp, out, limits, seed: int, rel_tol: float = 0.01) -> float:
-    """The largest Poisson rate (req/s, one instance) with p99 TTFT and p99 TPOT within ``limits``."""
+    """The largest Poisson rate (req/s, one instance) with p99 TTFT and p99 TPOT each within
+    ``limits`` (MLPerf LoadGen checks each percentile on its own): ``sim.capacity.max_rate``'s
+    steady-state search, the one ``plan`` uses, with ``criterion="each"``."""
     ttft_limit, tpot_limit = limits
-
-    def ok(rate: float) -> bool:
-        res = run(setup, workload.poisson(rate, max(400, int(rate * SERVER_DURATION_S)), inp, out, seed=seed))
-        tpot = res.tpot[res.output_len > 1]
-        return np.percentile(res.ttft, 99) <= ttft_limit and np.percentile(tpot, 99) <= tpot_limit
-
-    probe = run(setup, workload.offline(2000, inp, out, seed=seed))
-    capacity = len(probe) / float(probe.finish.max())
-    lo, hi = 0.5 * capacity, 1.05 * capacity
-    while not ok(lo):
-        hi, lo = lo, lo * 0.6
-        if lo < 1e-4 * capacity:
-            return 0.0
-    while ok(hi):
-        lo, hi = hi, hi * 1.3
-    while hi - lo > rel_tol * lo:
-        mid = (lo + hi) / 2
-        lo, hi = (mid, hi) if ok(mid) else (lo, mid)
-    return lo
+    return capacity.max_rate(setup, (inp, out), ttft_limit, tpot_limit, criterion="each", seed=seed,
+                             rel_tol=rel_tol)
 
 
 # --- Scoring -----------------------------------------------------------------------------------
@@ -504,14 +504,17 @@ def best_value(scored_by_value: dict[float, list[Scored]], keep=lambda row: True
 def leave_one_source_out(scored_by_value: dict[float, list[Scored]]) -> dict:
     """For each source: the constant chosen without its rows, and its rows' errors with that value.
 
-    Returns {"sources": {source: {"value", "rows", "mape", "bias"}}, "all": {"rows", "mape", "bias"}}.
+    Returns {"sources": {source: {"value", "rows", "mape", "bias"}}, "all": {"rows", "mape", "bias"},
+    "errors": {row id: its error at its source's value}}.
     """
     any_value = next(iter(scored_by_value))
     sources = sorted({s.row.source for s in scored_by_value[any_value] if not saturated(s.row)})
-    out, pooled = {}, []
+    out, pooled, by_row = {}, [], {}
     for source in sources:
         value = best_value(scored_by_value, keep=lambda row: row.source != source)
-        errors = [s.error for s in scored_by_value[value] if s.row.source == source and not saturated(s.row)]
+        mine = [s for s in scored_by_value[value] if s.row.source == source and not saturated(s.row)]
+        errors = [s.error for s in mine]
+        by_row.update((s.row.id, s.error) for s in mine)
         pooled.extend(errors)
         out[source] = {"value": value, **_figures(errors)}
-    return {"sources": out, "all": _figures(pooled)}
+    return {"sources": out, "all": _figures(pooled), "errors": by_row}

@@ -4,28 +4,53 @@
     max_rate(setup, (2000, 500), 2.0, 0.05, method="bisect")     # the handbook's 12 halvings of [1, 60]
     max_rate(setup, lambda r: workload.gamma(r, 1500, 2000, 500, cv=4), 2.0, 0.05)
 
-``load`` is either fixed lengths ``(input_len, output_len)``, tried as ``num_requests`` Poisson
-arrivals (seed ``seed``), or a function ``rate -> sim.workload.Workload`` building the workload to
-try at each rate (it then fixes its own request count and seed). A run passes when at least
-``target`` of its requests meet both SLOs (``meets_slo``).
+``load`` is either fixed lengths ``(input_len, output_len)``, tried as Poisson arrivals (seed
+``seed``), or a function ``rate -> sim.workload.Workload`` building the workload to try at each rate
+(it then fixes its own request count and seed). A run passes when at least ``target`` of its
+requests meet both SLOs (``meets_slo``).
+
+How long a run at a rate lasts (fixed lengths):
+
+- ``num_requests=None`` (the default of ``max_rate`` and ``search``): a **steady-state trial**
+  (``steady_trial``). Its length is counted in *windows*, a window being the longer of the most
+  time a passing request can spend in the instance (``ttft_slo + (output_len - 1) x tpot_slo``) and
+  the time the arrivals take to fill the largest batch the instance holds (``min(max_num_seqs,
+  kv_capacity_tokens // (input_len + output_len)) / rate``). Within one window the requests share
+  one batch's fate: a burst that pushes one window over the SLOs fails most of its requests
+  together, so a run's verdict is worth about as many independent samples as it has windows. The
+  tail the target allows (``1 - target``: 1% for p99) must hold at least a window's worth of
+  requests, or whether one bad window falls inside the run decides the verdict: ``STEADY_WINDOWS``
+  = 100 windows (``1 / (1 - target)`` for a stricter target) give the 1% tail one window, and the
+  answer then moves by under 2% when the trial is doubled (``tests/test_capacity.py`` checks it for
+  ``max_num_seqs`` 64-4096; 1500 requests move it by up to 7% and overstate it by 10-16%). The first window (a warm-up: its requests meet a partly empty batch)
+  and the last (a drain: no arrivals follow them) are not judged. A run that has certainly failed
+  stops early (``Runs``), so an overloaded rate costs a few windows, not a hundred.
+  ``STEADY_MIN_REQUESTS`` and ``STEADY_MAX_REQUESTS`` bound a trial's size.
+- ``num_requests=N``: N requests, every one judged (the handbook's trials: ``method="bisect"``
+  uses 1500). An instance whose batch holds hundreds of requests absorbs a short run whole and
+  never reaches a steady state, so such trials overstate capacity (70B FP8 on one H200 with
+  ``max_num_seqs=1200``: 17.5 req/s with 1500 requests, 15.1 req/s steady).
 """
 
 from __future__ import annotations
 
+import itertools
 import math
 import random
-from functools import lru_cache
 
 import numpy as np
 
-from sim.metrics import meets_slos
 from sim.setup import Setup
 from sim.validate import check_int, check_lengths_fit, check_number
 
 METHODS = ("search", "bisect")
+CRITERIA = ("both", "each")                 # a run passes: target of requests meet both SLOs / each SLO's percentile
 SEARCH_REL_TOL = 0.005                      # the search's default relative width of its last bracket
 BISECT_LO, BISECT_HI, BISECT_ITERATIONS = 1.0, 60.0, 12     # the handbook's bracket and halvings
-POISSON_REQUESTS = 1500                     # requests per run for fixed lengths (the chapter's)
+POISSON_REQUESTS = 1500                     # requests per run of the handbook's bisection (the chapter's)
+STEADY_WINDOWS = 100                        # a steady-state trial's length, in windows (see the module doc)
+STEADY_MIN_REQUESTS = 3000                  # ... and at least this many requests
+STEADY_MAX_REQUESTS = 300_000               # ... and at most (SLOs so loose a window never ends)
 
 
 class BracketError(ValueError):
@@ -46,7 +71,7 @@ class InfeasibleError(ValueError):
 def max_rate(setup: Setup, load, ttft_slo: float, tpot_slo: float, *, method: str = "search",
              target: float = 0.99, num_requests: int | None = None, seed: int | None = None,
              rel_tol: float | None = None, lo: float | None = None, hi: float | None = None,
-             iterations: int | None = None) -> float:
+             iterations: int | None = None, criterion: str = "both") -> float:
     """The largest request rate (req/s) at which ``load`` on ``setup`` meets both SLOs (seconds).
 
     ``method="search"`` (default) needs no bracket: it starts from ``throughput_bound``, halves or
@@ -59,12 +84,20 @@ def max_rate(setup: Setup, load, ttft_slo: float, tpot_slo: float, *, method: st
     for the chapter's instance) and raises ``BracketError`` when every midpoint failed (the answer
     is below ``lo``) or every one passed (it is at or above ``hi``).
 
-    ``num_requests`` (default 1500) and ``seed`` (default 0) apply to fixed lengths only;
-    ``rel_tol`` to the search only; ``lo``, ``hi`` and ``iterations`` to the bisection only.
+    ``num_requests`` and ``seed`` (default 0) apply to fixed lengths only: ``num_requests=None``
+    runs steady-state trials (the default of ``method="search"``; see the module docstring), an
+    integer that many requests per run (the bisection's default is the handbook's 1500).
+    ``rel_tol`` applies to the search only; ``lo``, ``hi`` and ``iterations`` to the bisection only.
+
+    ``criterion``: ``"both"`` (default) passes a run when at least ``target`` of its requests meet
+    both SLOs; ``"each"`` when the ``target`` percentile of TTFT and that of TPOT are each within
+    its SLO (MLPerf LoadGen's server rule: at most ``1 - target`` of the requests miss each one).
     """
     if method not in METHODS:
         raise ValueError(f"method must be one of {METHODS}, got {method!r}")
-    ok = _predicate(setup, load, ttft_slo, tpot_slo, target, num_requests, seed)
+    if method == "bisect" and num_requests is None and not callable(load):
+        num_requests = POISSON_REQUESTS
+    ok = _predicate(setup, load, ttft_slo, tpot_slo, target, num_requests, seed, criterion)
     if method == "bisect":
         _only_for("search", rel_tol=rel_tol)
         lo = BISECT_LO if lo is None else lo
@@ -76,21 +109,23 @@ def max_rate(setup: Setup, load, ttft_slo: float, tpot_slo: float, *, method: st
 
 def search(setup: Setup, input_len: int, output_len: int, ttft_slo: float, tpot_slo: float, *,
            target: float = 0.99, num_requests: int | None = None, seed: int | None = None,
-           rel_tol: float | None = None) -> tuple[float, "Runs"]:
+           rel_tol: float | None = None, criterion: str = "both") -> tuple[float, "Runs"]:
     """``max_rate(..., method="search")`` for fixed lengths, with the runs it made: ``Runs.results``
     holds the result of every run that passed, so a caller can reuse the one at the answer (the
     panels draw it and read its bound) instead of simulating it again."""
-    runs = _predicate(setup, (input_len, output_len), ttft_slo, tpot_slo, target, num_requests, seed)
+    runs = _predicate(setup, (input_len, output_len), ttft_slo, tpot_slo, target, num_requests, seed, criterion)
     rate = _search(runs, _first_guess(setup, (input_len, output_len)),
                    SEARCH_REL_TOL if rel_tol is None else rel_tol)
     return rate, runs
 
 
 def meets_slo(setup: Setup, load, rate: float, ttft_slo: float, tpot_slo: float, *,
-              target: float = 0.99, num_requests: int | None = None, seed: int | None = None) -> bool:
-    """Whether at least ``target`` of the requests of ``load`` at ``rate`` meet both SLOs."""
+              target: float = 0.99, num_requests: int | None = None, seed: int | None = None,
+              criterion: str = "both") -> bool:
+    """Whether at least ``target`` of the requests of ``load`` at ``rate`` meet both SLOs (of the
+    judged ones: a steady-state trial's when ``num_requests`` is None, else all ``num_requests``)."""
     check_number("rate", rate, 0, note="(requests per second)")
-    return _predicate(setup, load, ttft_slo, tpot_slo, target, num_requests, seed)(rate)
+    return _predicate(setup, load, ttft_slo, tpot_slo, target, num_requests, seed, criterion)(rate)
 
 
 def throughput_bound(setup: Setup, input_len: int, output_len: int) -> float:
@@ -112,8 +147,10 @@ def throughput_bound(setup: Setup, input_len: int, output_len: int) -> float:
 
 # --- the load: fixed lengths or a workload function ------------------------------------------
 
-def _predicate(setup, load, ttft_slo, tpot_slo, target, num_requests, seed):
+def _predicate(setup, load, ttft_slo, tpot_slo, target, num_requests, seed, criterion="both"):
     """rate -> whether the run of ``load`` at that rate meets the SLOs, everything else fixed."""
+    if criterion not in CRITERIA:
+        raise ValueError(f"criterion must be one of {CRITERIA}, got {criterion!r}")
     check_number("ttft_slo", ttft_slo, 0, note="(seconds)")
     check_number("tpot_slo", tpot_slo, 0, note="(seconds)")
     if isinstance(target, bool) or not isinstance(target, (int, float)) or not 0 < target <= 1:
@@ -122,92 +159,155 @@ def _predicate(setup, load, ttft_slo, tpot_slo, target, num_requests, seed):
         if num_requests is not None or seed is not None:
             raise ValueError("num_requests and seed apply to fixed lengths only: a load function "
                              "rate -> Workload sets its own request count and seed")
-        return LoadRuns(setup, load, ttft_slo, tpot_slo, target)
+        return LoadRuns(setup, load, ttft_slo, tpot_slo, target, criterion)
     input_len, output_len = _lengths(load)
-    num_requests = POISSON_REQUESTS if num_requests is None else num_requests
-    check_int("num_requests", num_requests, 1)
+    if num_requests is not None:
+        check_int("num_requests", num_requests, 1)
     seed = 0 if seed is None else seed
-    check_lengths_fit(setup, input_len, output_len)
-    return Runs(setup, input_len, output_len, num_requests, seed, ttft_slo, tpot_slo, target)
+    check_lengths_fit(setup, *(x if isinstance(x, int) else x.high or 1 for x in (input_len, output_len)))
+    return Runs(setup, input_len, output_len, num_requests, seed, ttft_slo, tpot_slo, target, criterion)
+
+
+def steady_trial(setup: Setup, input_len, output_len, ttft_slo: float, tpot_slo: float,
+                 rate: float, target: float = 0.99) -> tuple[int, float]:
+    """A steady-state trial at ``rate``: (requests, window seconds). It lasts ``STEADY_WINDOWS``
+    windows, or ``1 / (1 - target)`` when that is more (a tail of ``1 - target`` then still spans
+    a window), at least ``STEADY_MIN_REQUESTS`` and at most ``STEADY_MAX_REQUESTS`` requests; requests
+    arriving in its first and last window are not judged (see the module docstring). Lengths are
+    ints or ``sim.lengths`` distributions (their means count)."""
+    mean_in, mean_out = (x if isinstance(x, int) else x.mean for x in (input_len, output_len))
+    batch = max(1, min(setup.max_num_seqs, int(setup.kv_capacity_tokens // (mean_in + mean_out))))
+    window = max(ttft_slo + max(0.0, mean_out - 1) * tpot_slo, batch / rate)
+    windows = max(STEADY_WINDOWS, round(1 / (1 - target), 6)) if target < 1 else math.inf   # 1/(1-0.99) is 100.00000000000009
+    n = windows * window * rate
+    n = STEADY_MAX_REQUESTS if not math.isfinite(n) else min(STEADY_MAX_REQUESTS, max(STEADY_MIN_REQUESTS, math.ceil(n)))
+    return n, window
 
 
 class Runs:
-    """``rate -> passes``: the run of ``num_requests`` Poisson requests of fixed lengths at that rate
-    meets the SLOs (at least ``target`` of its requests within both), decided as
-    ``meets_slos(simulate(...)).mean() >= target`` always was, only cheaper:
+    """``rate -> passes``: the run of Poisson requests of fixed lengths at that rate meets the SLOs
+    (at least ``target`` of its judged requests within both). With ``num_requests`` N every one of
+    N requests is judged, decided as ``meets_slos(simulate(...)).mean() >= target`` always was;
+    with ``num_requests=None`` the run is ``steady_trial``'s at that rate and its first and last
+    window are not judged. Either way only cheaper:
 
     * the arrivals at every rate come from one list of draws: ``poisson_arrivals`` adds
       ``-log(1 - random()) / rate`` gap by gap, so the ``-log(1 - random())`` terms are kept and
-      only divided by each new rate (same operations, same floats);
+      only divided by each new rate (same operations, same floats); a steady trial takes as many of
+      them as its length needs;
     * a run stops as soon as it has certainly failed: the instance is advanced in slices, and a
-      request that has waited longer than the TTFT SLO without its first token, or has decoded
-      longer than ``tpot_slo x (output_len - 1)`` without finishing, has missed whatever happens
-      next. Once more requests have missed than ``target`` allows the run fails; a run whose queue
-      grows without bound crosses that line within seconds of simulated time. A run that passes
-      runs to its end and is judged on its times, as before.
+      judged request that has waited longer than the TTFT SLO without its first token, or has
+      decoded longer than ``tpot_slo x (output_len - 1)`` without finishing, has missed whatever
+      happens next. Once more requests have missed than ``target`` allows the run fails; a run
+      whose queue grows without bound crosses that line within a few windows of simulated time. A
+      run that passes runs to its end and is judged on its times, as before.
 
     ``levels[rate]`` of a passing run is the SLO ratio (the worse of TTFT / ttft_slo and TPOT /
-    tpot_slo) of the request at the target's rank (<= 1; a run passes when it is about <= 1); None
+    tpot_slo) of the judged request at the target's rank (<= 1; a run passes when it is about <= 1); None
     for a failing run, cut short or not, so the search takes the same steps whether or not a run
     was cut. The search interpolates on it. ``runs`` counts runs started, ``cut_short`` how many
-    stopped early; ``results`` keeps the passing runs' results.
+    stopped early; ``results`` keeps the passing runs' results; ``lengths`` each run's requests.
     """
 
     SLICES = 16                       # how often a run checks whether it has already failed
 
-    def __init__(self, setup, input_len, output_len, num_requests, seed, ttft_slo, tpot_slo, target):
+    def __init__(self, setup, input_len, output_len, num_requests, seed, ttft_slo, tpot_slo, target,
+                 criterion="both"):
         self.setup, self.input_len, self.output_len, self.n = setup, input_len, output_len, num_requests
         self.seed, self.ttft_slo, self.tpot_slo, self.target = seed, ttft_slo, tpot_slo, target
-        n = num_requests
-        self.allowed = max((m for m in range(n + 1) if (n - m) / n >= target), default=-1)
-        self.draws = _unit_gaps(seed, n)
+        self.criterion = criterion
+        self.steady = num_requests is None
         self.levels: dict[float, float | None] = {}
         self.results: dict[float, object] = {}
+        self.lengths: dict[float, int] = {}
         self.runs = self.cut_short = 0
 
-    def arrivals(self, rate: float) -> list[float]:
+    def trial(self, rate: float) -> tuple[int, float]:
+        """(requests, window seconds) of the run at ``rate``; window 0 when every request is judged."""
+        if not self.steady:
+            return self.n, 0.0
+        return steady_trial(self.setup, self.input_len, self.output_len, self.ttft_slo, self.tpot_slo, rate,
+                            self.target)
+
+    def arrivals(self, rate: float, n: int | None = None) -> list[float]:
         """``poisson_arrivals(rate, n, seed)``, bit for bit, from the kept draws."""
-        t, times = 0.0, []
-        for e in self.draws:
-            t += e / rate
-            times.append(t)
-        return times
+        n = self.trial(rate)[0] if n is None else n
+        gaps = np.fromiter(_unit_gaps(self.seed, n), dtype=float, count=n) / rate
+        return np.cumsum(gaps).tolist()          # a running sum, term by term: t += e / rate
+
+    def judged(self, arr: np.ndarray, window: float) -> np.ndarray:
+        """Which requests the verdict counts: all, or those past the first window and before the last."""
+        if window <= 0:
+            return np.ones(len(arr), dtype=bool)
+        keep = (arr >= window) & (arr <= arr[-1] - window)
+        return keep if keep.any() else np.ones(len(arr), dtype=bool)
 
     def __call__(self, rate: float) -> bool:
         from sim.engine import Instance
 
         self.runs += 1
-        n, inp, out = self.n, self.input_len, self.output_len
-        arrivals = self.arrivals(rate)
-        inst = Instance(self.setup)
-        inst.submit_many(arrivals, [inp] * n, [out] * n)
+        n, window = self.trial(rate)
+        self.lengths[rate] = n
+        inps, outs = self.request_lengths(n)
+        arrivals = self.arrivals(rate, n)
         arr = np.asarray(arrivals)
+        judged = self.judged(arr, window)
+        allowed = _allowed(int(judged.sum()), self.target)
+        inst = Instance(self.setup)
+        inst.submit_many(arrivals, inps, outs)
+        out = np.asarray(outs, dtype=float)
         for k in range(1, self.SLICES):
             inst.advance(arrivals[k * n // self.SLICES])
-            if self._certain_misses(inst, arr) > self.allowed:
+            if self._certain_misses(inst, arr, out, judged, k * n // self.SLICES + 1) > allowed:
                 self.cut_short += 1
                 self.levels[rate] = None
                 return False
         inst.advance()
         result = inst.result()
-        ttft, tpot = result.ttft, result.tpot
-        ok = float(((ttft <= self.ttft_slo) & (tpot <= self.tpot_slo)).mean()) >= self.target
-        self.levels[rate] = _level(ttft, tpot, self.ttft_slo, self.tpot_slo, self.allowed) if ok else None
+        ttft, tpot = result.ttft[judged], result.tpot[judged]
+        ok = _passes(ttft, tpot, self.ttft_slo, self.tpot_slo, self.target, self.criterion)
+        self.levels[rate] = _level(ttft, tpot, self.ttft_slo, self.tpot_slo, allowed, self.criterion) if ok else None
         if ok:
             self.results[rate] = result
         return ok
 
-    def _certain_misses(self, inst, arr) -> int:
-        """Requests that have missed an SLO by ``inst.now``, whatever the later steps do: a first
-        token or a finish still to come lands at ``inst.now`` or later."""
+    def request_lengths(self, n: int) -> tuple[list[int], list[int]]:
+        """The n requests' prompt and output lengths: the fixed ones, or drawn as
+        ``sim.workload.poisson(rate, n, input_len, output_len, seed)`` draws them."""
+        from sim.workload import poisson
+        if isinstance(self.input_len, int) and isinstance(self.output_len, int):
+            return [self.input_len] * n, [self.output_len] * n
+        w = poisson(1.0, n, self.input_len, self.output_len, self.seed)
+        check_lengths_fit(self.setup, w.input_len, w.output_len)
+        return list(w.input_len), list(w.output_len)
+
+    def _certain_misses(self, inst, arr, out, judged, m) -> int:
+        """Judged requests among the first ``m`` (those that have arrived: a later one has missed
+        nothing yet) that have missed an SLO by ``inst.now``, whatever the later steps do: a first
+        token or a finish still to come lands at ``inst.now`` or later. With ``criterion="each"``,
+        the larger of the TTFT misses and the TPOT misses."""
         now = inst.now
-        first, fin = np.array(inst.first), np.array(inst.fin)
+        m = min(m, len(arr))
+        arr, out, judged = arr[:m], out[:m], judged[:m]
+        first = np.frombuffer(inst.first, dtype=float, count=m).copy()
+        fin = np.frombuffer(inst.fin, dtype=float, count=m).copy()
         start = np.where(np.isnan(first), now, first)
-        miss = start - arr > self.ttft_slo
-        if self.output_len > 1:
-            end = np.where(np.isnan(fin), now, fin)
-            miss |= (end - first) / (self.output_len - 1) > self.tpot_slo
-        return int(np.count_nonzero(miss))
+        late = (start - arr > self.ttft_slo) & judged
+        end = np.where(np.isnan(fin), now, fin)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            slow = (out > 1) & ((end - first) / (out - 1) > self.tpot_slo) & judged
+        if self.criterion == "each":
+            return max(int(np.count_nonzero(late)), int(np.count_nonzero(slow)))
+        return int(np.count_nonzero(late | slow))
+
+
+def _allowed(n: int, target: float) -> int:
+    """The most of ``n`` judged requests that may miss with the share meeting both SLOs >= target
+    (the same test, ``(n - m) / n >= target``, tried around its closed form; -1 when none may)."""
+    m = min(n, int(n * (1 - target)) + 2)
+    while m >= 0 and (n - m) / n < target:
+        m -= 1
+    return m
 
 
 class LoadRuns:
@@ -215,8 +315,9 @@ class LoadRuns:
     decides its arrivals), with ``levels`` and ``results`` of the passing ones as ``Runs`` keeps them,
     so a load function and fixed lengths take the same search steps."""
 
-    def __init__(self, setup, load, ttft_slo, tpot_slo, target):
+    def __init__(self, setup, load, ttft_slo, tpot_slo, target, criterion="both"):
         self.setup, self.load, self.ttft_slo, self.tpot_slo, self.target = setup, load, ttft_slo, tpot_slo, target
+        self.criterion = criterion
         self.levels: dict[float, float | None] = {}
         self.results: dict[float, object] = {}
         self.runs = self.cut_short = 0
@@ -226,41 +327,67 @@ class LoadRuns:
 
         self.runs += 1
         result = run(self.setup, self.load(rate))
-        meets = meets_slos(result, self.ttft_slo, self.tpot_slo)
-        ok = float(meets.mean()) >= self.target
-        n = len(meets)
-        allowed = max((m for m in range(n + 1) if (n - m) / n >= self.target), default=-1)
-        self.levels[rate] = _level(result.ttft, result.tpot, self.ttft_slo, self.tpot_slo, allowed) if ok else None
+        ok = _passes(result.ttft, result.tpot, self.ttft_slo, self.tpot_slo, self.target, self.criterion)
+        allowed = _allowed(len(result.ttft), self.target)
+        self.levels[rate] = (_level(result.ttft, result.tpot, self.ttft_slo, self.tpot_slo, allowed, self.criterion)
+                             if ok else None)
         if ok:
             self.results[rate] = result
         return ok
 
 
-def _level(ttft, tpot, ttft_slo, tpot_slo, allowed) -> float:
-    """The SLO ratio of the request at the target's rank (see ``Runs``)."""
+def _passes(ttft, tpot, ttft_slo, tpot_slo, target, criterion) -> bool:
+    """Whether the judged requests' times pass (``criterion``: see ``max_rate``)."""
+    ttft_ok, tpot_ok = np.asarray(ttft) <= ttft_slo, np.asarray(tpot) <= tpot_slo
+    if criterion == "each":
+        return float(ttft_ok.mean()) >= target and float(tpot_ok.mean()) >= target
+    return float((ttft_ok & tpot_ok).mean()) >= target
+
+
+def _level(ttft, tpot, ttft_slo, tpot_slo, allowed, criterion="both") -> float:
+    """The SLO ratio of the request at the target's rank (see ``Runs``); with ``criterion="each"``
+    the larger of TTFT's and TPOT's ratios at that rank."""
     n = len(ttft)
     if allowed >= n:
         return 0.0
-    ratio = np.sort(np.maximum(np.asarray(ttft) / ttft_slo, np.asarray(tpot) / tpot_slo))
-    return float(ratio[n - allowed - 1])
+    ttft, tpot = np.asarray(ttft) / ttft_slo, np.asarray(tpot) / tpot_slo
+    if criterion == "each":
+        return float(max(np.sort(ttft)[n - allowed - 1], np.sort(tpot)[n - allowed - 1]))
+    return float(np.sort(np.maximum(ttft, tpot))[n - allowed - 1])
 
 
-@lru_cache(maxsize=32)
-def _unit_gaps(seed: int, n: int) -> tuple:
-    """The terms ``-log(1 - random())`` that ``random.Random(seed).expovariate(rate)`` divides by
-    ``rate`` (CPython's expovariate), in order."""
-    draw = random.Random(seed).random
-    return tuple(-math.log(1.0 - draw()) for _ in range(n))
+_GAPS: dict[int, list] = {}          # seed -> the first terms of its stream, grown on demand
+_GAP_SEEDS = 16                      # streams kept
 
 
-def _lengths(load) -> tuple[int, int]:
+def _unit_gaps(seed: int, n: int):
+    """The first ``n`` terms ``-log(1 - random())`` that ``random.Random(seed).expovariate(rate)``
+    divides by ``rate`` (CPython's expovariate), in order. One stream per seed, grown when a longer
+    run needs more: a run of n requests takes the same first n terms as a shorter or longer one."""
+    gaps = _GAPS.get(seed)
+    if gaps is None or len(gaps) < n:
+        draw = random.Random(seed).random
+        gaps = [-math.log(1.0 - draw()) for _ in range(max(n, 2 * len(gaps or ())))]
+        if len(_GAPS) >= _GAP_SEEDS and seed not in _GAPS:
+            _GAPS.pop(next(iter(_GAPS)))
+        _GAPS[seed] = gaps
+    return itertools.islice(gaps, n)
+
+
+def _lengths(load):
+    """(input_len, output_len): whole numbers >= 1 (ints), or ``sim.lengths`` distributions."""
+    from sim.lengths import Length
     if isinstance(load, (str, bytes)) or not hasattr(load, "__len__") or len(load) != 2:
-        raise ValueError("load must be (input_len, output_len), two whole numbers >= 1, or a function "
-                         f"rate -> Workload; got {load!r}")
-    input_len, output_len = load
-    check_int("input_len", input_len, 1)
-    check_int("output_len", output_len, 1)
-    return int(input_len), int(output_len)
+        raise ValueError("load must be (input_len, output_len), two whole numbers >= 1 or sim.lengths "
+                         f"distributions, or a function rate -> Workload; got {load!r}")
+    out = []
+    for name, value in zip(("input_len", "output_len"), load):
+        if isinstance(value, Length):
+            out.append(value)
+        else:
+            check_int(name, value, 1)
+            out.append(int(value))
+    return tuple(out)
 
 
 def _first_guess(setup, load) -> float:
@@ -268,7 +395,7 @@ def _first_guess(setup, load) -> float:
     if callable(load):
         probe = load(1.0)
         return throughput_bound(setup, max(1, round(probe.mean_input_len)), max(1, round(probe.mean_output_len)))
-    return throughput_bound(setup, *_lengths(load))
+    return throughput_bound(setup, *(x if isinstance(x, int) else max(1, round(x.mean)) for x in _lengths(load)))
 
 
 def _only_for(method: str, **given) -> None:

@@ -6,6 +6,7 @@
     python -m sim sweep ... --executor ray --address auto        # on a running Ray cluster
     python -m sim fleet --model llama-3-70b --gpu h100-sxm --tp 8 --dtype fp8 --qps 200 \\
         --input 2000 --output 500 --ttft 2 --tpot 0.05
+    python -m sim calibrate runs/*.json --model llama-3-8b --gpu h100-sxm --out my.json   # then --profile my.json
 
 The three commands take the instance the same way (``instance_flags``: one set of flags, one
 ``setup_from_args``, one price lookup ``presets.gpu_hour_usd``) and name it the same way
@@ -25,7 +26,7 @@ from sim.planning import plan
 from sim.progress import MODES, progress_bar
 from sim.setup import Setup
 
-FACTORS = ("kv_dtype", "mem_util", "mfu", "bandwidth_util", "step_overhead")   # presets.instance keywords
+FACTORS = ("kv_dtype", "mem_util", "mfu", "bandwidth_util", "step_overhead", "profile")   # presets.instance keywords
 
 
 def main(argv=None) -> int:
@@ -73,7 +74,7 @@ def names_from_args(args) -> dict:
 
 def _plan(args) -> int:
     setup = setup_from_args(args)
-    calibrated = all(getattr(args, k) is None for k in ("mfu", "step_overhead", "bandwidth_util"))
+    calibrated = all(getattr(args, k) is None for k in ("mfu", "step_overhead", "bandwidth_util", "profile"))
     p = plan(args.qps, setup, args.input, args.output, args.ttft, args.tpot, gpus_per_instance=args.tp,
              headroom=args.headroom, gpu_hour_usd=price_from_args(args), search=args.search,
              uncertainty=presets.uncertainty(args.gpu, args.tp) if calibrated else None)
@@ -148,6 +149,7 @@ def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--tpot", type=float, required=True, help="p99 TPOT SLO, seconds")
     p.add_argument("--headroom", type=float, default=1.3, help="spare capacity factor (default 1.3)")
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    p.add_argument("--profile", default=None, help="step-model terms from python -m sim calibrate (a JSON file)")
 
 
 def factor_flags(p: argparse.ArgumentParser) -> None:
@@ -217,4 +219,6 @@ def _parser() -> argparse.ArgumentParser:
     f.add_argument("--link-latency", type=float, default=1e-3, help="KV link latency, seconds (PD)")
     progress_flag(f)
     f.set_defaults(func=_fleet)
+    from sim.calibrate import add_cli as add_calibrate
+    add_calibrate(sub)
     return parser

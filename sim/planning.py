@@ -12,7 +12,7 @@ from dataclasses import dataclass, field, fields, replace
 from typing import NamedTuple
 
 from sim import bound
-from sim.capacity import BracketError, InfeasibleError, max_rate
+from sim.capacity import POISSON_REQUESTS, BracketError, InfeasibleError, max_rate
 from sim.capacity import search as capacity_search
 from sim.metrics import percentile
 from sim.result import SimResult
@@ -132,13 +132,14 @@ class Plan:
 def plan(qps: float, setup: Setup, input_len: int, output_len: int, ttft_slo: float,
          tpot_slo: float, *, gpus_per_instance: int, headroom: float = 1.3,
          gpu_hour_usd: float = 2.5, rate: float | None = None, search: str = "auto",
-         target: float = 0.99, num_requests: int = 1500, rel_tol: float = PLAN_REL_TOL,
+         target: float = 0.99, num_requests: int | None = None, rel_tol: float = PLAN_REL_TOL,
          seed: int = 0, uncertainty: Uncertainty | None = None) -> Plan:
     """Size a deployment of identical ``setup`` instances for ``qps`` requests per second.
 
     The rate one instance sustains comes from ``rate`` when given (``search`` is then "given"),
-    else from a search on Poisson arrivals of ``num_requests`` requests, a run passing when at least
-    ``target`` of its requests meet both SLOs:
+    else from a search on Poisson arrivals (``num_requests`` per run; None: steady-state trials,
+    ``sim.capacity``'s default, or the handbook's 1500 for ``search="chapter"``), a run passing when
+    at least ``target`` of its requests meet both SLOs:
 
     - ``search="auto"`` (default): ``max_rate(..., method="search")`` with ``rel_tol`` (default
       0.1%): no bracket to guess. For the chapter's instance it gives 16.76 req/s (printed 16.8).
@@ -177,7 +178,7 @@ def plan(qps: float, setup: Setup, input_len: int, output_len: int, ttft_slo: fl
     low = simulate(setup, min(1.0, rate / 10), LOW_LOAD_REQUESTS, input_len, output_len, seed)
     low_ttft, low_tpot = percentile(low.ttft, 50), percentile(low.tpot, 50)   # summarize's p50s, alone
     if at_rate is None:
-        at_rate = simulate(setup, rate, num_requests, input_len, output_len, seed)
+        at_rate = simulate(setup, rate, num_requests or POISSON_REQUESTS, input_len, output_len, seed)
     share = bound.shares(setup, at_rate, ttft_slo=ttft_slo, tpot_slo=tpot_slo, ttft_alone=low_ttft)
     sized, ranges = _sizing(qps, rate, output_len, gpus_per_instance, headroom, gpu_hour_usd, uncertainty)
     return Plan(

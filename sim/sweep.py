@@ -58,11 +58,11 @@ def options(grid: dict | None = None) -> list[dict]:
 
 def sweep(model: str, qps: float, input_len: int, output_len: int, ttft_slo: float, tpot_slo: float, *,
           grid: dict | None = None, gpu_hour_usd: dict | None = None, headroom: float = 1.3,
-          num_requests: int = POISSON_REQUESTS, rel_tol: float = PLAN_REL_TOL, executor: str = "local",
+          num_requests: int | None = None, rel_tol: float = PLAN_REL_TOL, executor: str = "local",
           workers: int | None = None, address: str | None = None, progress=None) -> list[Option]:
     """Plan every option of ``grid`` for ``model``; return them cheapest first (infeasible last).
 
-    The rate search is ``plan``'s, with its defaults (``num_requests`` 1500, ``rel_tol`` 0.1%), so a
+    The rate search is ``plan``'s, with its defaults (steady-state trials, ``rel_tol`` 0.1%), so a
     row's figures are those ``sim.plan``, ``python -m sim plan`` and the chapter panels give for the
     same option (tests/test_sweep.py checks it).
     ``gpu_hour_usd`` adds or replaces prices of ``presets.GPU_HOUR_USD`` (see ``presets.gpu_hour_usd``;

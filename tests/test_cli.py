@@ -11,9 +11,13 @@ CHAPTER = ["plan", "--model", "llama-3-70b", "--gpu", "h100-sxm", "--tp", "8", "
 
 
 def test_plan_table_and_chapter_overrides(capsys):
-    assert main(CHAPTER + ["--mfu", "0.4", "--step-overhead", "1.5e-3", "--bandwidth-util", "1"]) == 0
+    chapter = CHAPTER + ["--mfu", "0.4", "--step-overhead", "1.5e-3", "--bandwidth-util", "1"]
+    assert main(chapter + ["--search", "chapter"]) == 0
     out = capsys.readouterr().out
     assert "16.8 req/s" in out and "12, 16 with 1.3x" in out and "$320/h" in out and "$0.89" in out
+    assert main(chapter) == 0                      # the default: steady-state trials (sim.capacity)
+    out = capsys.readouterr().out
+    assert "15.9 req/s" in out and "13, 17 with 1.3x" in out
 
 
 def test_plan_json(capsys):

@@ -23,12 +23,14 @@ def test_chapter_setup_is_the_chapters_instance():
 
 
 def test_default_design_gives_the_chapters_figures():
+    """The chapter's instance on sim.capacity's steady-state trials: 15.9 req/s (the handbook's
+    1500-request bisection, 16.8 req/s and 12 / 16 instances, is tests/test_plan.py's search="chapter")."""
     d = panel.design()
     assert d.feasible
-    assert f"{d.rate_per_instance:.1f}" == "16.8"
-    assert (d.instances_no_headroom, d.instances, d.gpus) == (12, 16, 128)
-    assert d.usd_per_hour == 320
-    assert f"{d.usd_per_million_output_tokens:.2f}" == "0.89"
+    assert f"{d.rate_per_instance:.1f}" == "15.9"
+    assert (d.instances_no_headroom, d.instances, d.gpus) == (13, 17, 136)
+    assert d.usd_per_hour == 340
+    assert f"{d.usd_per_million_output_tokens:.2f}" == "0.94"
     assert round(d.low_load_ttft_s * 1e3) == 48 and f"{d.low_load_tpot_s * 1e3:.1f}" == "4.3"
     assert d.bound == "prefill_compute"
     assert "4.1 ms" in d.explanation[0] and "46.1 ms" in d.explanation[1] and "17.9 req/s" in d.explanation[2]
@@ -94,7 +96,7 @@ def test_a_request_larger_than_the_kv_cache_says_so():
 def test_what_changed_names_the_rate_the_bound_and_the_ceiling():
     before, after = panel.design(), panel.design(200, 2000, 500, 0.5)
     line = panel.what_changed(before, after, "mfu")
-    assert line.startswith("MFU") and "16.8 →" in line and "算力上限 17.9 → 22.4" in line and "GPU 128 →" in line
+    assert line.startswith("MFU") and "15.9 →" in line and "算力上限 17.9 → 22.4" in line and "GPU 136 →" in line
     assert "无解" in panel.what_changed(before, panel.design(hw=panel.Hardware(gpu="a100-80gb")), "gpu")
     assert "改变" in panel.what_changed(None, before) or "移动" in panel.what_changed(None, before)
 
@@ -118,7 +120,7 @@ def _curve_lines(p):
 def test_panel_starts_at_the_chapters_answer(design_panel):
     p = design_panel
     assert p.design == panel.design()
-    assert "16.8 req/s" in p.table.value and "12 / 16" in p.table.value and "$320" in p.table.value
+    assert "15.9 req/s" in p.table.value and "13 / 17" in p.table.value and "$340" in p.table.value
     assert p.chart.value.startswith("<svg") and "p99 TTFT" in p.chart.value
     x, _ = plots.line_data(p.figure, "chosen rate")
     assert x[0] == pytest.approx(p.design.rate_per_instance)
@@ -135,7 +137,7 @@ def test_qps_slider_moves_instances_not_the_curve(design_panel):
     assert p.design.usd_per_hour > before.usd_per_hour
     assert p.design.rate_per_instance == before.rate_per_instance
     assert p.curve is curve and p.chart.value == image          # nothing to redraw
-    assert "峰值 QPS" in p.changed.value and "GPU 128 →" in p.changed.value
+    assert "峰值 QPS" in p.changed.value and "GPU 136 →" in p.changed.value
     assert f"{p.design.instances_no_headroom} / {p.design.instances}" in p.table.value
     p.sliders["qps"].value = 200
     assert p.design == before
@@ -148,7 +150,7 @@ def test_price_slider_scales_cost(design_panel):
     assert p.design.usd_per_hour == pytest.approx(2 * before.usd_per_hour)
     assert p.design.usd_per_million_output_tokens == pytest.approx(2 * before.usd_per_million_output_tokens)
     assert p.design.gpus == before.gpus
-    assert "$640" in p.table.value
+    assert "$680" in p.table.value
     p.sliders["gpu_hour_usd"].value = 2.5
 
 

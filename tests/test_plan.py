@@ -18,7 +18,8 @@ ARGS = (2000, 500, 2.0, 0.05)
 
 @pytest.fixture(scope="module")
 def chapter_plan() -> Plan:
-    return plan(200, CHAPTER, *ARGS, gpus_per_instance=8)
+    """The handbook's figures: the default search on the handbook's 1500-request trials."""
+    return plan(200, CHAPTER, *ARGS, gpus_per_instance=8, num_requests=1500)
 
 
 def test_chapter_figures_default_search(chapter_plan):
@@ -39,8 +40,17 @@ def test_chapter_search_is_the_handbook_bisection():
 
 def test_auto_rate_is_feasible_and_close_to_the_boundary(chapter_plan):
     r = chapter_plan.rate_per_instance
-    assert meets_slo(CHAPTER, (2000, 500), r, 2.0, 0.05)
-    assert not meets_slo(CHAPTER, (2000, 500), r * 1.002, 2.0, 0.05)
+    assert meets_slo(CHAPTER, (2000, 500), r, 2.0, 0.05, num_requests=1500)
+    assert not meets_slo(CHAPTER, (2000, 500), r * 1.002, 2.0, 0.05, num_requests=1500)
+
+
+def test_default_plan_uses_steady_state_trials():
+    """Without num_requests the trials are sim.capacity's steady-state ones: the chapter's instance
+    holds 15.9 req/s over a long run (16.8 was its first 1500 requests), so 13 / 17 instances."""
+    p = plan(200, CHAPTER, *ARGS, gpus_per_instance=8)
+    assert f"{p.rate_per_instance:.1f}" == "15.9" and (p.instances_no_headroom, p.instances) == (13, 17)
+    assert meets_slo(CHAPTER, (2000, 500), p.rate_per_instance, 2.0, 0.05)
+    assert not meets_slo(CHAPTER, (2000, 500), p.rate_per_instance * 1.002, 2.0, 0.05)
 
 
 def test_derived_figures_follow_their_formulas(chapter_plan):

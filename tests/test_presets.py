@@ -28,8 +28,8 @@ def test_chapter_instance_within_a_thousandth():
 
 
 def test_chapter_plan_from_presets_prints_the_chapter_figures():
-    a = plan(200, chapter_preset(), 2000, 500, 2.0, 0.05, gpus_per_instance=8)
-    b = plan(200, CHAPTER, 2000, 500, 2.0, 0.05, gpus_per_instance=8)
+    a = plan(200, chapter_preset(), 2000, 500, 2.0, 0.05, gpus_per_instance=8, search="chapter")
+    b = plan(200, CHAPTER, 2000, 500, 2.0, 0.05, gpus_per_instance=8, search="chapter")
     assert str(a) == str(b)
     assert (a.instances_no_headroom, a.instances, a.gpus, round(a.usd_per_hour)) == (12, 16, 128, 320)
     assert f"{a.rate_per_instance:.1f} {a.usd_per_million_output_tokens:.2f}" == "16.8 0.89"

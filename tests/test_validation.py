@@ -96,6 +96,28 @@ def test_readme_tables_are_the_report():
     assert f"**{loso['mape']:.1%} MAPE** (bias {loso['bias']:+.1%})" in readme
 
 
+def test_target_slices_are_computed_from_the_rows_and_shown_in_the_readme():
+    loso = REPORT["loso"]
+    assert set(loso["errors"]) == {s.row.id for s in _headline()}
+    computed = bench.targets_table(_headline(), loso["errors"])
+    assert [r["slice"] for r in computed] == ["all", *bench.TARGET_SLICES]
+    for got, stored in zip(computed, REPORT["targets"]):
+        assert got["rows"] == stored["rows"] and got["met"] == stored["met"]
+        assert [got[k] for k in ("mape", "bias", "loso_mape", "loso_bias")] == pytest.approx(
+            [stored[k] for k in ("mape", "bias", "loso_mape", "loso_bias")], rel=1e-12, abs=1e-15)
+        assert got["met"] == (max(got["mape"], got["loso_mape"]) <= 0.15
+                              and max(abs(got["bias"]), abs(got["loso_bias"])) <= 0.05)
+    assert bench.targets_markdown(computed) in (ROOT / "README.md").read_text()
+
+
+def test_capacity_rows_are_the_mlperf_throughput_rows():
+    kinds = {s.row.id: s.row.kind for s in _headline()}
+    capacity_rows = [r for r in ROWS if r.id in kinds and kinds[r.id] == "capacity at the SLO"]
+    assert len(capacity_rows) >= 25
+    assert all(r.scenario in ("server", "interactive") and r.metric in F.THROUGHPUT for r in capacity_rows)
+    assert all(F.mlperf_limits(r) for r in capacity_rows)
+
+
 def test_leave_one_source_out_figures_pool_the_sources():
     loso = REPORT["loso"]
     assert set(loso["sources"]) == {s.row.source for s in _headline()}
@@ -116,7 +138,8 @@ def test_residual_ranges_are_the_reports():
 SAMPLE = [i for i in sorted(REPORT["predicted"]) if any(
     key in i for key in ("trtllm-0.13-h100-llama3.1-70b-fp8-tp8-2048-2048", "trtllm-0.20-h200-llama3.1-405b",
                          "nim-1.8.0-h100-llama3.3-70b-fp8-tp2-5000-500-c25", "azure-ndmi300x-vllm-llama3.1-70b-fp8-tp8-1024",
-                         "mlperf-v4.1-nvidia-h200x8-llama2-70b-99-offline", "mlperf-v5.1-redhat-gx3-l40sx1-llama3.1-8b-offline"))]
+                         "mlperf-v4.1-nvidia-h200x8-llama2-70b-99-offline", "mlperf-v5.1-redhat-gx3-l40sx1-llama3.1-8b-offline",
+                         "mlperf-v5.1-redhat-xe8640-h100x1-llama3.1-8b-server-tok"))]
 
 
 @pytest.mark.parametrize("row_id", SAMPLE)

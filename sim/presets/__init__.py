@@ -93,7 +93,7 @@ def instance(model_name: str, gpu_name: str, *, tp: int = 1, weight_dtype: str =
              bandwidth_util: float | None = None, step_overhead: float | None = None,
              comm_s_per_token: float | None = None, kv_serial: float | None = None,
              max_num_batched_tokens: int = 8192,
-             max_num_seqs: int = 512, **overrides) -> Setup:
+             max_num_seqs: int = 512, profile=None, **overrides) -> Setup:
     """A ``Setup`` for ``model_name`` served with tensor parallelism ``tp`` on ``gpu_name`` GPUs.
 
     Two rules (see the module docstring): without ``step_overhead`` the calibrated step model, every
@@ -102,6 +102,10 @@ def instance(model_name: str, gpu_name: str, *, tp: int = 1, weight_dtype: str =
     (``weight_bytes=...``, ``kv_capacity_tokens=...``). Raises ValueError with the reason for an
     unknown name, a dtype the GPU lacks, a tp the model's heads do not divide, or weights that do
     not fit in ``tp`` GPUs.
+
+    ``profile`` (a path or dict written by ``python -m sim calibrate``, see ``sim.profile``) puts the
+    step-model terms fitted to this deployment's own benchmark runs in place of the calibrated ones;
+    it must have been fitted on the same model, GPU, tp and dtypes.
     """
     key = gpu_key(gpu_name)
     m, g = model(model_name), GPUS[key]
@@ -154,6 +158,13 @@ def instance(model_name: str, gpu_name: str, *, tp: int = 1, weight_dtype: str =
     values.update(weight_bytes=float(weight_bytes), kv_bytes_per_token=float(kv_bytes),
                   kv_capacity_tokens=kv_capacity, peak_flops=tp * peak,
                   max_num_batched_tokens=max_num_batched_tokens, max_num_seqs=max_num_seqs)
+    if profile is not None:                       # terms fitted to this deployment's own runs (sim.profile)
+        if handbook or mfu is not None or bandwidth_util is not None:
+            raise ValueError("profile= sets mfu, bandwidth and step_overhead: pass either a profile or "
+                             "mfu / bandwidth_util / step_overhead, not both")
+        from sim import profile as profiles
+        values = profiles.apply(profile, values, dict(model=_resolve("model", model_name, MODELS), gpu=key, tp=tp,
+                                                      weight_dtype=weight_dtype, kv_dtype=kv_dtype))
     known = {f.name for f in fields(Setup)}
     unknown = set(overrides) - known
     if unknown:
