@@ -179,7 +179,7 @@ def test_a_lone_request_that_misses_answers_without_a_search(monkeypatch):
 
 
 def test_resized_is_the_plan_for_another_qps_or_price(chapter_plan):
-    again = plan(750, CHAPTER, *ARGS, gpus_per_instance=8, gpu_hour_usd=4.0)
+    again = plan(750, CHAPTER, *ARGS, gpus_per_instance=8, gpu_hour_usd=4.0, num_requests=1500)
     assert chapter_plan.resized(qps=750, gpu_hour_usd=4.0) == again
     assert chapter_plan.resized() == chapter_plan
     with pytest.raises(ValueError, match="qps"):
