@@ -103,8 +103,13 @@ def a2a_bytes_per_token(ep: int, model: str = "deepseek-v3", node_limit: int = 4
     return (m.layers - m.dense_layers) * nodes * m.hidden * (dispatch_bytes + combine_bytes) * remote
 
 
-LL_GBS = 40.0                    # DeepEP's low-latency kernels on H800 + CX7 400 Gb/s: 39-48 GB/s measured
-ATTN_UTIL = 0.6                  # FlashMLA decode: 580-660 TFLOP/s of the H800's 989 BF16 (compute-bound case)
+# DeepEP's low-latency kernels on H800 + CX7 400 Gb/s (128 tokens per rank, top-8, FP8 dispatch, BF16
+# combine) measure 39-46 GB/s of RDMA at EP64 and above:
+# https://github.com/deepseek-ai/DeepEP/blob/main/docs/legacy.md#low-latency-kernels-with-pure-rdma
+LL_GBS = 40.0
+# FlashMLA (MLA decode, BF16, compute-bound case): 580, later 660 TFLOP/s of the H800's ~989:
+# https://github.com/deepseek-ai/FlashMLA
+ATTN_UTIL = 0.6
 
 
 def a2a_low_latency_bytes_per_token(model: str = "deepseek-v3", dispatch_bytes: int = 1, combine_bytes: int = 2) -> float:
@@ -461,12 +466,13 @@ def dram_placement(sessions: int = 5000, nodes: int = 16, session_tokens: int = 
 
 def prefix_index(instances: int = 200, qps: float = 5000, prompt_tokens: int = 3000,
                  kv_tokens_per_instance: int | None = None, block_tokens: int = 16,
-                 entry_bytes: int = 48, hit_rate: float = 0.86, tokens_per_s_per_core: float = 1e6) -> dict:
+                 entry_bytes: int = 48, hit_rate: float = 0.86, output_tokens: int = 300,
+                 tokens_per_s_per_core: float = 1e6) -> dict:
     """A global prefix index: one entry per cached block per instance (a 64-bit chain hash, an
     instance id, LRU links, hash-table overhead: about ``entry_bytes``). Its size if it mirrors
-    every instance's GPU cache, and the update rate: each request's blocks are looked up; only the
-    missed ones (1 - ``hit_rate``) are computed and inserted, and as many evicted once the caches
-    are full. The gateway must also tokenise every prompt to hash its blocks: cores at
+    every instance's GPU cache, and the update rate: each request's blocks are looked up; the
+    missed ones (1 - ``hit_rate``) are computed and inserted, and so is every block its
+    ``output_tokens`` fill while decoding; as many are evicted once the caches are full. The gateway must also tokenise every prompt to hash its blocks: cores at
     ``tokens_per_s_per_core`` (an assumption; measure the tokenizer)."""
     if kv_tokens_per_instance is None:
         kv_tokens_per_instance = chapter_instance().kv_capacity_tokens
@@ -476,8 +482,8 @@ def prefix_index(instances: int = 200, qps: float = 5000, prompt_tokens: int = 3
         "blocks_m": blocks / 1e6,
         "index_gb": blocks * entry_bytes / GB,
         "lookups_per_s_m": qps * per_request / 1e6,
-        "inserts_per_s_m": qps * per_request * (1 - hit_rate) / 1e6,
-        "events_per_s_m": 2 * qps * per_request * (1 - hit_rate) / 1e6,
+        "inserts_per_s_m": qps * (per_request * (1 - hit_rate) + output_tokens / block_tokens) / 1e6,
+        "events_per_s_m": 2 * qps * (per_request * (1 - hit_rate) + output_tokens / block_tokens) / 1e6,
         "tokenise_m_tokens_per_s": qps * prompt_tokens / 1e6,
         "tokeniser_cores": qps * prompt_tokens / tokens_per_s_per_core,
         "qps_per_instance": qps / instances,

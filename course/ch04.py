@@ -105,6 +105,13 @@ def dsa_prefill_s(tokens: int, gpus: int = 8, model: str = "deepseek-v3", topk: 
     return out
 
 
+def dsa_index_gb(tokens: int, model: str = "deepseek-v3", dim: int = INDEX_DIM) -> float:
+    """GB of DSA's indexer keys for ``tokens`` tokens (one FP8 key of ``dim`` per token per layer,
+    shared by the indexer's heads, so replicated on every tensor-parallel GPU like MLA's latent),
+    cached next to the latent."""
+    return tokens * presets.model(model).layers * dim / GB
+
+
 def free_kv_gb_per_gpu(model: str, gpus: int = 8, gpu: str = "h200", weight_dtype: str = "fp8",
                        memory_util: float = 0.9) -> float:
     """GB per GPU left for KV once the weights (split over ``gpus``) are loaded, of ``memory_util``

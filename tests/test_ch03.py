@@ -140,12 +140,14 @@ def test_kv_tiers_and_break_even():
 
 def test_prefix_index_size():
     x = ch03.prefix_index(200, 5000, 3000, kv_tokens_per_instance=1_600_000, block_tokens=16, entry_bytes=50,
-                          hit_rate=0.8, tokens_per_s_per_core=5e5)
+                          hit_rate=0.8, output_tokens=0, tokens_per_s_per_core=5e5)
     assert x["blocks_m"] == pytest.approx(20.0) and x["index_gb"] == pytest.approx(1.0)
     assert x["lookups_per_s_m"] == pytest.approx(5000 * 3000 / 16 / 1e6)
     assert x["inserts_per_s_m"] == pytest.approx(0.2 * x["lookups_per_s_m"])       # only the missed blocks
     assert x["events_per_s_m"] == pytest.approx(2 * x["inserts_per_s_m"])          # and as many evictions
     assert x["tokeniser_cores"] == pytest.approx(5000 * 3000 / 5e5)
+    y = ch03.prefix_index(200, 5000, 3000, hit_rate=0.8, output_tokens=320)   # 20 decoded blocks each
+    assert y["inserts_per_s_m"] == pytest.approx(x["inserts_per_s_m"] + 5000 * 20 / 1e6)
 
 
 def test_dram_placement_by_hand():
@@ -296,7 +298,7 @@ QUOTED = [
     "1.55", "1.70", "5.10", "55.1", "96.3%", "2.61", "17.5 ms", "1,473",
     "1.64", "8.19", "308", "915", "18,310", "34.1", "223", "7.35", "0.0625", "312", "14,640",
     "22.1%", "0.67", "39,038", "69.6%", "0.92", "0.26", "117", "100.0%",
-    "1.85", "0.47", "0.46", "191", "371", "0.88", "33", "1.23", "0.86", "79", "1.02",
+    "1.85", "0.938", "0.225", "0.45", "0.0625",  "0.47", "0.46", "191", "371", "0.88", "33", "1.23", "0.86", "79", "1.02",
     "60.1%", "61.9%", "96.8%", "3,962", "1.35", "99.0%", "1,223",
     "83.9", "95", "5,960", "4.79", "3.36", "0.7", "2.92", "67.1", "4.2%", "16.7%",
     "8,192", "32.8", "0.512", "98.8", "61.7", "0.375", "14,633", "9,886",

@@ -68,6 +68,10 @@ def test_dsa_indexer_is_light_but_quadratic():
     assert d["indexer_share"] > half["indexer_share"] > 0.5
 
 
+def test_dsa_index_keys_by_hand():
+    assert ch04.dsa_index_gb(2**20) == pytest.approx(2**20 * 61 * 128 / 1e9)
+
+
 def test_free_memory_and_decode_reads_by_hand():
     g = presets.gpu("h200")
     assert ch04.free_kv_gb_per_gpu("deepseek-v3") == pytest.approx(
@@ -262,6 +266,7 @@ def test_links_every_chapter_04_problem_and_has_a_judge_cell(nb):
 QUOTED = [
     ("270.6 GB", "270.6 GB"), ("36.8 GB", "36.8 GB"), ("33.8 GB", "33.8 GB"),
     ("43.0 GB", "43.0 GB"), ("76.2 GB", "76.2 GB"), ("放下**一个** 1M token", "36.8 GB                     1"),
+    ("多 8.2 GB", "8.2 GB per GPU"), ("每卡要 45.0 GB", "45.0 GB                     0"),
     ("97%", "97%"), ("446 s", "446 s"), ("851 s", "851 s"),
     ("线性层 12.1 s", "12.1 s"), ("索引器 86.8 s", "86.8 s"), ("稀疏主注意力 11.5 s", "11.5 s"), ("110.4 s", "110.4 s"),
     ("79%", "79%"), ("7.7 ms", "7.7 ms"), ("7.0 ms", "7.0 ms"), ("1.7 ms", "1.7 ms"), ("1.3 ms", "1.3 ms"),
