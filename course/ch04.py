@@ -76,6 +76,14 @@ def prefill_s(flops: float, gpus: int, gpu: str = "h200", dtype: str = "fp8", mf
 # a "lightning indexer" scores every earlier key for each query (FP8), then the main attention runs
 # in MLA's absorbed (MQA) form over the 2048 keys it picked.
 INDEX_HEADS, INDEX_DIM, INDEX_TOPK = 64, 128, 2048
+# V3.2's FP8 caches as the serving kernels store them. The latent: FlashMLA's "FP8 with scale" format,
+# 512 FP8 values + 4 FP32 scales (one per 128) + the 64-wide RoPE part kept in BF16 = 656 bytes per
+# token per layer (https://github.com/deepseek-ai/FlashMLA, README, "FP8 KV Cache"), not 576. The
+# indexer key: 128 FP8 values + one FP32 scale = 132 bytes (SGLang's and TensorRT-LLM's indexer caches).
+V32_LATENT_BYTES = 512 + 4 * 4 + 64 * 2
+INDEX_KEY_BYTES = INDEX_DIM + INDEX_DIM // 128 * 4
+# FlashMLA's sparse prefill kernel: up to 640 TFLOP/s (BF16) on the H800, about 0.65 of its peak.
+SPARSE_ATTN_UTIL = 0.6
 
 
 def indexer_flops_per_pair(model: str = "deepseek-v3", heads: int = INDEX_HEADS, dim: int = INDEX_DIM) -> float:
@@ -91,25 +99,32 @@ def absorbed_flops_per_pair(model: str = "deepseek-v3") -> float:
 
 
 def dsa_prefill_s(tokens: int, gpus: int = 8, model: str = "deepseek-v3", topk: int = INDEX_TOPK,
-                  gpu: str = "h200", mfu: float = 0.4) -> dict:
-    """One DSA prefill of ``tokens`` on ``gpus`` GPUs, by part: the linear layers (FP8), the
-    indexer over every causal pair (FP8: light per pair, but still quadratic), and the sparse
-    attention over ``topk`` keys per query (absorbed form, BF16). Seconds per part and in total."""
+                  gpu: str = "h200", mfu: float = 0.4, attn_util: float = SPARSE_ATTN_UTIL) -> dict:
+    """One DSA prefill of ``tokens`` on ``gpus`` GPUs, by part: the linear layers (FP8 at ``mfu``),
+    the indexer over every causal pair (FP8 at ``mfu``: light per pair, but still quadratic), and the
+    sparse attention over ``topk`` keys per query (absorbed form, BF16 at ``attn_util``, FlashMLA's
+    measured share of peak). Seconds per part and in total."""
     linear, _ = prefill_flops(model, tokens)
     indexer = indexer_flops_per_pair(model) * attention_pairs(tokens)
     sparse = absorbed_flops_per_pair(model) * attention_pairs(tokens, topk)
     out = {"linear_s": prefill_s(linear, gpus, gpu, "fp8", mfu), "indexer_s": prefill_s(indexer, gpus, gpu, "fp8", mfu),
-           "sparse_attention_s": prefill_s(sparse, gpus, gpu, "bf16", mfu)}
+           "sparse_attention_s": prefill_s(sparse, gpus, gpu, "bf16", attn_util)}
     out["total_s"] = sum(out.values())
     out["indexer_share"] = out["indexer_s"] / out["total_s"]
     return out
 
 
-def dsa_index_gb(tokens: int, model: str = "deepseek-v3", dim: int = INDEX_DIM) -> float:
-    """GB of DSA's indexer keys for ``tokens`` tokens (one FP8 key of ``dim`` per token per layer,
-    shared by the indexer's heads, so replicated on every tensor-parallel GPU like MLA's latent),
-    cached next to the latent."""
-    return tokens * presets.model(model).layers * dim / GB
+def dsa_index_gb(tokens: int, model: str = "deepseek-v3", key_bytes: int = INDEX_KEY_BYTES) -> float:
+    """GB of DSA's indexer keys for ``tokens`` tokens (one FP8 key with its scale, ``key_bytes``, per
+    token per layer, shared by the indexer's heads, so replicated on every tensor-parallel GPU like
+    MLA's latent), cached next to the latent."""
+    return tokens * presets.model(model).layers * key_bytes / GB
+
+
+def dsa_latent_gb(tokens: int, model: str = "deepseek-v3", latent_bytes: int = V32_LATENT_BYTES) -> float:
+    """GB of V3.2's latent cache for ``tokens`` tokens in the FP8 format its kernels read
+    (``V32_LATENT_BYTES`` per token per layer, scales and the BF16 RoPE part included)."""
+    return tokens * presets.model(model).layers * latent_bytes / GB
 
 
 def free_kv_gb_per_gpu(model: str, gpus: int = 8, gpu: str = "h200", weight_dtype: str = "fp8",
@@ -124,11 +139,11 @@ def decode_kv_read_ms(model: str, tokens: int, tp: int = 8, gpu: str = "h200", k
                       indexer_only: bool = False) -> float:
     """Milliseconds per decode step one sequence of ``tokens`` costs in KV reads on each GPU of a
     TP group (MLA's latent is read whole on every GPU, GQA's heads are split). ``indexer_only``:
-    DSA reads the indexer's keys (``INDEX_DIM`` FP8 bytes per token per layer) for every token and
-    the latent only for the ``INDEX_TOPK`` picked ones."""
+    DSA reads the indexer's keys (``INDEX_KEY_BYTES`` per token per layer) for every token and the
+    latent, in V3.2's FP8 format (``V32_LATENT_BYTES``), only for the ``INDEX_TOPK`` picked ones."""
     g, m = presets.gpu(gpu), presets.model(model)
     if indexer_only:
-        per_gpu = tokens * m.layers * INDEX_DIM + min(tokens, INDEX_TOPK) * kv_bytes_per_token(model, kv_dtype)
+        per_gpu = (tokens * INDEX_KEY_BYTES + min(tokens, INDEX_TOPK) * V32_LATENT_BYTES) * m.layers
     else:
         per_gpu = tokens * kv_bytes_per_token(model, kv_dtype, tp) / tp
     return per_gpu / g.bandwidth * 1e3
