@@ -217,7 +217,39 @@ DEEPSEEK_PUBLISHED = {
     "nodes_mean": 226.75,
     "usd_per_gpu_hour": 2.0,                      # their assumed H800 rental price
     "output_tokens_per_s_per_user": (20, 22),
+    "kv_length_per_output_token": 4989,           # mean context a decoded token attends to
+    "decode_unit_gpus": 144,                      # decode: EP144 / DP144 over 18 nodes
+    "redundant_experts": 32,                      # both phases; 2 routed experts per decode GPU
 }
+
+# Measured full-load rates of open-source stacks serving DeepSeek-V3/R1 with PD + wide EP (per GPU):
+# SGLang on 12 nodes of 8 x H100 (2000-token inputs; 52.3k input and 22.3k output tokens/s per node):
+# https://lmsys.org/blog/2025-05-05-large-scale-ep
+# vLLM / llm-d on H200 with CX7 InfiniBand, multi-node wide EP ("2.2k tokens/s per H200 GPU"):
+# https://blog.vllm.ai/2025/12/17/large-scale-serving.html
+MEASURED_FULL_LOAD = (
+    {"source": "SGLang, H100", "prefill_per_gpu": 52_300 / GPUS_PER_NODE, "decode_per_gpu": 22_300 / GPUS_PER_NODE},
+    {"source": "vLLM, H200", "prefill_per_gpu": None, "decode_per_gpu": 2_200.0},
+)
+
+
+def measured_vs_roofline(prefill: dict, decode: dict, measured=MEASURED_FULL_LOAD,
+                         published: dict = DEEPSEEK_PUBLISHED) -> list[dict]:
+    """Each published per-GPU rate as a share of this chapter's roofline: the open-source stacks'
+    full-load benchmarks and DeepSeek's own day average (prefill counted without cache hits)."""
+    pub = deepseek_published_rates(published)
+    rows = [dict(m) for m in measured] + [{"source": "DeepSeek, H800, day mean", "prefill_per_gpu": pub["prefill_uncached_per_gpu"],
+                                           "decode_per_gpu": pub["decode_per_gpu"]}]
+    for r in rows:
+        p = r["prefill_per_gpu"]
+        r["prefill_share"] = None if p is None else p / prefill["tokens_per_s_per_gpu"]
+        r["decode_share"] = r["decode_per_gpu"] / decode["tokens_per_s_per_gpu"]
+    return rows
+
+
+MEASURED_COLUMNS = {"source": ("published", "{}"), "prefill_per_gpu": ("prefill tok/s/GPU", "{:,.0f}"),
+                    "prefill_share": ("of roofline", "{:.2f}"), "decode_per_gpu": ("decode tok/s/GPU", "{:,.0f}"),
+                    "decode_share": ("of roofline", "{:.2f}")}
 
 
 def deepseek_published_rates(published: dict = DEEPSEEK_PUBLISHED) -> dict:
@@ -272,19 +304,31 @@ RANGE_COLUMNS = {"basis": ("basis", "{}"), "prefill_per_gpu": ("prefill tok/s/GP
 
 
 def pd_kv_transfer(qps: float = 500, input_len: int = 3000, prefix_hit: float = 0.5, prefill_gpus: int = 96,
-                   model: str = "deepseek-v3", nic_gbs: float = NIC_GBS, a2a_us_per_token: float | None = None) -> dict:
+                   model: str = "deepseek-v3", nic_gbs: float = NIC_GBS, a2a_us_per_token: float | None = None,
+                   decode: dict | None = None, ll_gbs: float = LL_GBS) -> dict:
     """What PD costs on the wire: the whole prompt's KV (cached part included: the decode rank has
     none of it) goes from the prefill rank to one decode rank (DP attention) once per request. KV
     per request, the aggregate rate, one transfer's time over one NIC, the share of the prefill
-    pool's NICs, and the bytes per uncached token next to the prefill's all-to-all bytes."""
+    pool's NICs, and the bytes per uncached token next to the prefill's all-to-all bytes.
+
+    With ``decode`` (a ``moe_decode_step`` row) also the receiving side, where it matters more: the
+    decode pool's NICs already carry the low-latency all-to-all that sets its step, so the KV
+    arriving there (a share of their ``ll_gbs``) lengthens that all-to-all by the same share."""
     kv = input_len * moe_parts(model)["kv_bytes_per_token"]
     rate = qps * kv
     uncached = input_len * (1 - prefix_hit)
     a2a = a2a_bytes_per_token(32, model) if a2a_us_per_token is None else a2a_us_per_token * 1e-6 * nic_gbs * GB
-    return {"kv_mb_per_request": kv / 1e6, "aggregate_gbs": rate / GB,
-            "transfer_ms_one_nic": kv / (nic_gbs * GB) * 1e3,
-            "prefill_nic_share": rate / (prefill_gpus * nic_gbs * GB),
-            "kv_over_a2a_bytes": kv / uncached / a2a}
+    out = {"kv_mb_per_request": kv / 1e6, "aggregate_gbs": rate / GB,
+           "transfer_ms_one_nic": kv / (nic_gbs * GB) * 1e3,
+           "prefill_nic_share": rate / (prefill_gpus * nic_gbs * GB),
+           "kv_over_a2a_bytes": kv / uncached / a2a}
+    if decode is not None:
+        share = rate / (decode["gpus"] * ll_gbs * GB)
+        a2a_ms = decode["a2a_ms"] * (1 + share)
+        others = max(decode["memory_ms"], decode["compute_ms"])
+        out.update({"decode_nic_share": share, "decode_a2a_ms_with_kv": a2a_ms,
+                    "decode_step_ms_with_kv": decode["step_ms"] - max(others, decode["a2a_ms"]) + max(others, a2a_ms)})
+    return out
 
 
 def moe_cost(prefill_gpus: int, decode_gpus: int, qps: float = 500, input_len: int = 3000,
@@ -354,7 +398,7 @@ def pd_compare(rate: float, layouts=((8, 0), (2, 6), (3, 5)), ttft_slo: float = 
 def format_rows(rows: list[dict], columns: dict) -> str:
     """Rows of dicts as an aligned text table; ``columns`` maps key -> (header, format)."""
     heads = [h for h, _ in columns.values()]
-    cells = [[fmt.format(r[k]) for k, (_, fmt) in columns.items()] for r in rows]
+    cells = [["-" if r[k] is None else fmt.format(r[k]) for k, (_, fmt) in columns.items()] for r in rows]
     widths = [max(len(h), *(len(c[i]) for c in cells)) for i, h in enumerate(heads)]
     out = ["  ".join(h.rjust(w) if i else h.ljust(w) for i, (h, w) in enumerate(zip(heads, widths)))]
     for c in cells:
@@ -441,15 +485,21 @@ def kv_tier_compare(options=KV_TIER_OPTIONS, ttft_slo: float = 1.0, tpot_slo: fl
     return rows
 
 
+# Mooncake's Transfer Engine measured up to 190 GB/s between nodes with 8 x 400 Gb/s RoCE NICs (the
+# datasheet sum is 400 GB/s): https://github.com/kvcache-ai/Mooncake (README, "Performance").
+MOONCAKE_8X400_GBS = 190.0
+
+
 def dram_placement(sessions: int = 5000, nodes: int = 16, session_tokens: int = 10_000,
                    kv_bytes_per_token: int = KV70_BYTES_PER_TOKEN, dram_gb: float = 1500,
-                   pcie_gbs: float = 200, rdma_gbs: float = 400) -> dict:
+                   pcie_gbs: float = 200, rdma_gbs: float = MOONCAKE_8X400_GBS) -> dict:
     """Where the DRAM tier lives. Per node: a returning session hits its KV only on the node that
     holds it (1 / nodes of the time without session affinity; always with it, at the cost of
     balance), and a node failure loses its sessions' KV. Pooled (an RDMA store across the nodes,
-    Mooncake-style): every node reads any session, capacity adds up, and a read goes over the NIC
-    (8 x 400 Gb/s per node) and then the same PCIe, so it is no slower while the NIC is not the
-    narrower link. Capacity in sessions both ways, and one session's read-back time each way."""
+    Mooncake-style): every node reads any session, capacity adds up, and a read goes over the
+    network (8 x 400 Gb/s per node, at the ``rdma_gbs`` Mooncake measured on such NICs) and then the
+    same PCIe, so it runs at the narrower of the two. Capacity in sessions both ways, and one
+    session's read-back time each way (no contention: a busy source node or NIC makes it slower)."""
     per_session = session_tokens * kv_bytes_per_token
     per_node = int(dram_gb * GB // per_session)
     return {"sessions_per_node_dram": per_node, "pooled_sessions": nodes * per_node,
@@ -741,6 +791,11 @@ def weight_sync(weight_gb: float = 70.6, instances: int = 16, sender_gbs: float 
     return {"push_s": max(instances * b / (sender_gbs * GB), b / (receiver_gbs * GB)),
             "relay_s": max(b / (sender_gbs * GB), b / (receiver_gbs * GB)) + instances * hop_s,
             "checkpoint_s": b / (disk_gbs * GB)}
+
+
+# A production counterpart: Moonshot's checkpoint-engine (Mooncake's P2P store) updates Kimi-K2's 1T
+# parameters on thousands of inference GPUs in about 20 s (https://github.com/kvcache-ai/Mooncake, README).
+CHECKPOINT_ENGINE_PUBLISHED = {"params_b": 1000, "gpus": "thousands", "update_s": 20}
 
 
 def rollout_tail(requests: int = 256, input_len: int = 1000, mean_output: int = 4000, cv: float = 1.0,
