@@ -107,6 +107,8 @@ def a2a_bytes_per_token(ep: int, model: str = "deepseek-v3", node_limit: int = 4
 # combine) measure 39-46 GB/s of RDMA at EP64 and above:
 # https://github.com/deepseek-ai/DeepEP/blob/main/docs/legacy.md#low-latency-kernels-with-pure-rdma
 LL_GBS = 40.0
+# The same table's per-layer latencies (dispatch us, combine us) at 128 tokens per rank, by EP size.
+DEEPEP_LL_US = {8: (77, 114), 16: (118, 195), 32: (155, 273), 64: (173, 314), 128: (192, 369), 256: (194, 360)}
 # FlashMLA (MLA decode, BF16, compute-bound case): 580, later 660 TFLOP/s of the H800's ~989:
 # https://github.com/deepseek-ai/FlashMLA
 ATTN_UTIL = 0.6
@@ -193,6 +195,19 @@ def moe_decode_step(gpus: int, qps: float = 500, input_len: int = 3000, output_l
             "linear_ms": t_linear * 1e3, "attention_ms": t_attn * 1e3, "compute_ms": (t_linear + t_attn) * 1e3,
             "a2a_ms": t_comm * 1e3, "step_ms": step * 1e3, "tokens_per_s_per_gpu": batch / step,
             "memory_used": memory, "ok": step <= tpot_s and memory <= 1}
+
+
+def a2a_ms_from_deepep(batch_per_gpu: float, ep: int, model: str = "deepseek-v3") -> dict:
+    """A cross-check of the decode all-to-all from DeepEP's measured latencies instead of a
+    bandwidth: the measured EP size nearest at or above ``ep`` (256 beyond), its dispatch + combine
+    per MoE layer at 128 tokens per rank, scaled by ``batch_per_gpu`` / 128 (the kernels are
+    bandwidth-bound at these sizes), over the model's MoE layers."""
+    m = presets.model(model)
+    measured = min((e for e in DEEPEP_LL_US if e >= ep), default=max(DEEPEP_LL_US))
+    dispatch, combine = DEEPEP_LL_US[measured]
+    per_128 = (m.layers - m.dense_layers) * (dispatch + combine) / 1e3
+    return {"measured_ep": measured, "dispatch_us_per_layer": dispatch, "combine_us_per_layer": combine,
+            "ms_at_128_tokens": per_128, "ms_at_batch": per_128 * batch_per_gpu / 128}
 
 
 def moe_decode_gpus(qps: float = 500, input_len: int = 3000, output_len: int = 800, tpot_s: float = 0.05,

@@ -78,6 +78,17 @@ def test_decode_step_by_hand():
     assert d["tokens_per_s_per_gpu"] == pytest.approx(batch / (d["step_ms"] / 1e3))
 
 
+def test_deepep_latency_cross_check_by_hand():
+    x = ch03.a2a_ms_from_deepep(192, 104)
+    assert (x["measured_ep"], x["dispatch_us_per_layer"], x["combine_us_per_layer"]) == (128, 192, 369)
+    assert x["ms_at_128_tokens"] == pytest.approx(58 * (192 + 369) / 1e3)
+    assert x["ms_at_batch"] == pytest.approx(x["ms_at_128_tokens"] * 192 / 128)
+    assert ch03.a2a_ms_from_deepep(128, 8)["measured_ep"] == 8
+    assert ch03.a2a_ms_from_deepep(128, 1000)["measured_ep"] == 256
+    d = ch03.moe_decode_step(104)                       # the bandwidth model agrees within 10%
+    assert ch03.a2a_ms_from_deepep(d["batch_per_gpu"], 104)["ms_at_batch"] == pytest.approx(d["a2a_ms"], rel=0.1)
+
+
 def test_decode_pool_is_the_smallest_that_meets_tpot():
     d = ch03.moe_decode_gpus(500, 3000, 800, tpot_s=0.05)
     assert d["ok"] and d["step_ms"] <= 50 and d["gpus"] % 8 == 0
@@ -325,7 +336,7 @@ QUOTED = [
     "9.98", "20,000", "104", "192", "49.5", "18.2", "18.7", "9.66", "0.365", "3,887", "56",
     "73,700", "14,800", "0.563", "227", "4,026", "1,850", "224", "200", "264", "792", "0.55", "552", "1.15",
     "3.62", "0.259", "0.518", "0.139", "0.289",
-    "144", "4,989", "0.44", "0.48", "6,538", "2,788", "0.71", "0.72", "2,200", "0.57",
+    "144", "4,989", "369", "32.5", "48.9", "0.44", "0.48", "6,538", "2,788", "0.71", "0.72", "2,200", "0.57",
     "105", "52.7", "2.11", "0.011", "0.0188", "0.0127", "48.6", "50.1", "112", "46.6", "35,136",
     "1.55", "1.70", "5.10", "55.1", "96.3%", "2.61", "17.5 ms", "1,473",
     "1.64", "8.19", "308", "915", "18,310", "34.1", "223", "7.35", "0.0625", "312", "14,640", "8.62",
