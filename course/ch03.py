@@ -103,13 +103,44 @@ def a2a_bytes_per_token(ep: int, model: str = "deepseek-v3", node_limit: int = 4
     return (m.layers - m.dense_layers) * nodes * m.hidden * (dispatch_bytes + combine_bytes) * remote
 
 
+# DeepEP's low-latency kernels on H800 + CX7 400 Gb/s (128 tokens per rank, top-8, FP8 dispatch, BF16
+# combine) measure 39-46 GB/s of RDMA at EP64 and above:
+# https://github.com/deepseek-ai/DeepEP/blob/main/docs/legacy.md#low-latency-kernels-with-pure-rdma
+LL_GBS = 40.0
+# The same table's per-layer latencies (dispatch us, combine us) at 128 tokens per rank, by EP size.
+DEEPEP_LL_US = {8: (77, 114), 16: (118, 195), 32: (155, 273), 64: (173, 314), 128: (192, 369), 256: (194, 360)}
+# FlashMLA (MLA decode, BF16, compute-bound case): 580, later 660 TFLOP/s of the H800's ~989:
+# https://github.com/deepseek-ai/FlashMLA
+ATTN_UTIL = 0.6
+
+
+def a2a_low_latency_bytes_per_token(model: str = "deepseek-v3", dispatch_bytes: int = 1, combine_bytes: int = 2) -> float:
+    """Decode all-to-all bytes per token per forward in low-latency mode (DeepEP's pure-RDMA kernels):
+    no node de-duplication, each MoE layer sends the token's hidden state (FP8) to every one of its
+    selected experts and gets each result back (BF16): layers x top-k x hidden x 3 bytes."""
+    m = presets.model(model)
+    return (m.layers - m.dense_layers) * m.experts_per_token * m.hidden * (dispatch_bytes + combine_bytes)
+
+
+def mla_absorbed_flops_per_pair(model: str = "deepseek-v3") -> float:
+    """Decode attention FLOPs per (query, key) pair in MLA's absorbed form (the up-projections folded
+    into the query and the output): every head scores the 576-wide cached latent (512 + 64 RoPE)
+    and sums the 512-wide latent: 2 x layers x heads x (576 + 512). Prefill uses the cheaper
+    expanded form (``Model.attention_flops_per_pair``), decode this one because it reads only the
+    latent."""
+    m = presets.model(model)
+    return 2.0 * m.layers * m.heads * ((m.kv_lora_rank + m.rope_dim) + m.kv_lora_rank)
+
+
 def moe_prefill_gpus(qps: float = 500, input_len: int = 3000, prefix_hit: float = 0.5, ep: int = 32,
                      mfu: float = 0.4, gpu: str = "h200", model: str = "deepseek-v3",
                      nic_gbs: float = NIC_GBS) -> dict:
     """Prefill pool with expert parallelism ``ep`` per instance: per GPU, a token costs its matmul
     FLOPs (2 x active params, plus attention over the prompt so far) or its all-to-all bytes over
     the NIC, whichever is slower (two micro-batches overlap them). GPUs = uncached tokens/s over a
-    GPU's rate, rounded up to whole instances of ``ep`` GPUs."""
+    GPU's rate, rounded up to whole instances of ``ep`` GPUs. Under DP attention one request's
+    attention and dense layers run on one rank (its experts' work is spread, but so is every
+    other rank's), so one request's prefill takes its uncached tokens at one GPU's rate."""
     m, g = presets.model(model), presets.gpu(gpu)
     flops = g.flops("fp8") * mfu
     cached = int(input_len * prefix_hit)
@@ -128,19 +159,20 @@ def moe_prefill_gpus(qps: float = 500, input_len: int = 3000, prefix_hit: float 
         "gpus_exact": tokens / per_gpu,
         "instances": gpus // ep,
         "gpus": gpus,
-        "prefill_ms_one_request": uncached / per_gpu / ep * 1e3,
+        "prefill_ms_one_request": uncached / per_gpu * 1e3,
     }
 
 
 def moe_decode_step(gpus: int, qps: float = 500, input_len: int = 3000, output_len: int = 800,
                     tpot_s: float = 0.05, mfu: float = 0.4, gpu: str = "h200", model: str = "deepseek-v3",
-                    nic_gbs: float = NIC_GBS, overhead_s: float = 1.5e-3) -> dict:
+                    ll_gbs: float = LL_GBS, attn_util: float = ATTN_UTIL, overhead_s: float = 1.5e-3) -> dict:
     """One decode step of a pool of ``gpus`` GPUs with DP attention + EP over all of them. The
     sequences in flight come from Little's law at the TPOT target (qps x output_len x tpot_s,
     conservative); per GPU, the step reads its weights (replicated part + 1/gpus of the experts)
-    and its sequences' KV, computes its batch's matmuls and attention over the context, and sends
-    its all-to-all; the slowest of
-    the three sets the step (overlapped by two micro-batches), plus a fixed overhead."""
+    and its sequences' KV; computes its batch's matmuls (FP8 at ``mfu``) and MLA attention in the
+    absorbed form (BF16 at ``attn_util``, FlashMLA's share of peak); and sends the low-latency
+    all-to-all to every selected expert at ``ll_gbs`` (DeepEP's measured RDMA rate). The slowest
+    of the three sets the step (two micro-batches overlap them), plus a fixed overhead."""
     m, g = presets.model(model), presets.gpu(gpu)
     parts = moe_parts(model)
     seqs = qps * output_len * tpot_s
@@ -149,13 +181,33 @@ def moe_decode_step(gpus: int, qps: float = 500, input_len: int = 3000, output_l
     weights = (parts["replicated_gb"] + parts["routed_expert_gb"] / gpus) * GB
     kv = batch * context * parts["kv_bytes_per_token"]
     t_mem = (weights + kv) / g.bandwidth
-    t_compute = batch * (2 * m.active_params + m.attention_flops_per_pair() * context) / (g.flops("fp8") * mfu)
-    t_comm = batch * a2a_bytes_per_token(gpus, model) / (nic_gbs * GB)
-    step = max(t_mem, t_compute, t_comm) + overhead_s
+    t_linear = batch * 2 * m.active_params / (g.flops("fp8") * mfu)
+    t_attn = batch * mla_absorbed_flops_per_pair(model) * context / (g.flops("bf16") * attn_util)
+    t_comm = batch * a2a_low_latency_bytes_per_token(model) / (ll_gbs * GB)
+    step = max(t_mem, t_linear + t_attn, t_comm) + overhead_s
     memory = (weights + kv) / (g.memory * 0.9)
-    return {"gpus": gpus, "sequences": seqs, "batch_per_gpu": batch, "memory_ms": t_mem * 1e3,
-            "compute_ms": t_compute * 1e3, "a2a_ms": t_comm * 1e3, "step_ms": step * 1e3,
+    slots = math.ceil(m.experts / gpus)                   # expert slots per GPU; the spare ones hold replicas (EPLB)
+    return {"gpus": gpus, "sequences": seqs, "batch_per_gpu": batch,
+            "a2a_mb_per_token": a2a_low_latency_bytes_per_token(model) / 1e6,
+            "absorbed_mflop_per_pair": mla_absorbed_flops_per_pair(model) / 1e6,
+            "expanded_mflop_per_pair": m.attention_flops_per_pair() / 1e6,
+            "expert_slots_per_gpu": slots, "redundant_slots": slots * gpus - m.experts, "memory_ms": t_mem * 1e3,
+            "linear_ms": t_linear * 1e3, "attention_ms": t_attn * 1e3, "compute_ms": (t_linear + t_attn) * 1e3,
+            "a2a_ms": t_comm * 1e3, "step_ms": step * 1e3, "tokens_per_s_per_gpu": batch / step,
             "memory_used": memory, "ok": step <= tpot_s and memory <= 1}
+
+
+def a2a_ms_from_deepep(batch_per_gpu: float, ep: int, model: str = "deepseek-v3") -> dict:
+    """A cross-check of the decode all-to-all from DeepEP's measured latencies instead of a
+    bandwidth: the measured EP size nearest at or above ``ep`` (256 beyond), its dispatch + combine
+    per MoE layer at 128 tokens per rank, scaled by ``batch_per_gpu`` / 128 (the kernels are
+    bandwidth-bound at these sizes), over the model's MoE layers."""
+    m = presets.model(model)
+    measured = min((e for e in DEEPEP_LL_US if e >= ep), default=max(DEEPEP_LL_US))
+    dispatch, combine = DEEPEP_LL_US[measured]
+    per_128 = (m.layers - m.dense_layers) * (dispatch + combine) / 1e3
+    return {"measured_ep": measured, "dispatch_us_per_layer": dispatch, "combine_us_per_layer": combine,
+            "ms_at_128_tokens": per_128, "ms_at_batch": per_128 * batch_per_gpu / 128}
 
 
 def moe_decode_gpus(qps: float = 500, input_len: int = 3000, output_len: int = 800, tpot_s: float = 0.05,
@@ -167,6 +219,131 @@ def moe_decode_gpus(qps: float = 500, input_len: int = 3000, output_len: int = 8
         if row["ok"]:
             return row
     raise ValueError("no decode pool up to 4096 GPUs meets the TPOT target")
+
+
+# DeepSeek's published figures for its own V3/R1 service (H800 nodes, one day, 2025-02-27/28):
+# https://github.com/deepseek-ai/open-infra-index/blob/main/202502OpenSourceWeek/day_6_one_more_thing_deepseekV3R1_inference_system_overview.md
+DEEPSEEK_PUBLISHED = {
+    "prefill_tokens_per_s_per_node": 73_700,      # input tokens, cache hits included
+    "decode_tokens_per_s_per_node": 14_800,       # output tokens
+    "cache_hit": 0.563,
+    "input_tokens_per_day": 608e9,
+    "output_tokens_per_day": 168e9,
+    "nodes_mean": 226.75,
+    "usd_per_gpu_hour": 2.0,                      # their assumed H800 rental price
+    "output_tokens_per_s_per_user": (20, 22),
+    "kv_length_per_output_token": 4989,           # mean context a decoded token attends to
+    "decode_unit_gpus": 144,                      # decode: EP144 / DP144 over 18 nodes
+    "redundant_experts": 32,                      # both phases; 2 routed experts per decode GPU
+}
+
+# Measured full-load rates of open-source stacks serving DeepSeek-V3/R1 with PD + wide EP (per GPU):
+# SGLang on 12 nodes of 8 x H100 (2000-token inputs; 52.3k input and 22.3k output tokens/s per node):
+# https://lmsys.org/blog/2025-05-05-large-scale-ep
+# vLLM / llm-d on H200 with CX7 InfiniBand, multi-node wide EP ("2.2k tokens/s per H200 GPU"):
+# https://blog.vllm.ai/2025/12/17/large-scale-serving.html
+MEASURED_FULL_LOAD = (
+    {"source": "SGLang, H100", "prefill_per_gpu": 52_300 / GPUS_PER_NODE, "decode_per_gpu": 22_300 / GPUS_PER_NODE},
+    {"source": "vLLM, H200", "prefill_per_gpu": None, "decode_per_gpu": 2_200.0},
+)
+
+
+def measured_vs_roofline(prefill: dict, decode: dict, measured=MEASURED_FULL_LOAD,
+                         published: dict = DEEPSEEK_PUBLISHED) -> list[dict]:
+    """Each published per-GPU rate as a share of this chapter's roofline: the open-source stacks'
+    full-load benchmarks and DeepSeek's own day average (prefill counted without cache hits)."""
+    pub = deepseek_published_rates(published)
+    rows = [dict(m) for m in measured] + [{"source": "DeepSeek, H800, day mean", "prefill_per_gpu": pub["prefill_uncached_per_gpu"],
+                                           "decode_per_gpu": pub["decode_per_gpu"]}]
+    for r in rows:
+        p = r["prefill_per_gpu"]
+        r["prefill_share"] = None if p is None else p / prefill["tokens_per_s_per_gpu"]
+        r["decode_share"] = r["decode_per_gpu"] / decode["tokens_per_s_per_gpu"]
+    return rows
+
+
+MEASURED_COLUMNS = {"source": ("published", "{}"), "prefill_per_gpu": ("prefill tok/s/GPU", "{:,.0f}"),
+                    "prefill_share": ("of roofline", "{:.2f}"), "decode_per_gpu": ("decode tok/s/GPU", "{:,.0f}"),
+                    "decode_share": ("of roofline", "{:.2f}")}
+
+
+def deepseek_published_rates(published: dict = DEEPSEEK_PUBLISHED) -> dict:
+    """Per-GPU rates and cost of DeepSeek's published service: uncached prefill tokens/s per GPU
+    (the node rate includes cache hits, which cost no compute), output tokens/s per GPU, GPU-hours
+    and dollars per million output tokens over the day (the whole fleet, prefill and decode)."""
+    p = published
+    gpu_hours = p["nodes_mean"] * GPUS_PER_NODE * 24
+    out_m = p["output_tokens_per_day"] / 1e6
+    return {
+        "prefill_uncached_per_gpu": p["prefill_tokens_per_s_per_node"] * (1 - p["cache_hit"]) / GPUS_PER_NODE,
+        "decode_per_gpu": p["decode_tokens_per_s_per_node"] / GPUS_PER_NODE,
+        "input_over_output": p["input_tokens_per_day"] / p["output_tokens_per_day"],
+        "gpu_hours_per_million_output": gpu_hours / out_m,
+        "usd_per_million_output": gpu_hours * p["usd_per_gpu_hour"] / out_m,
+    }
+
+
+def moe_gpu_range(qps: float = 500, input_len: int = 3000, output_len: int = 800, prefix_hit: float = 0.5,
+                  prefill: dict | None = None, decode: dict | None = None, headroom: float = 1.3,
+                  usd_per_gpu_hour: float = H200_USD_PER_HOUR, published: dict = DEEPSEEK_PUBLISHED) -> list[dict]:
+    """Q1's pools two ways: at this chapter's roofline rates, and at the per-GPU rates DeepSeek
+    published for its own H800 service (a floor: the H200 has the same FLOP/s and more memory
+    bandwidth). Each row: GPUs per pool (prefill in whole EP32 instances, decode in whole nodes),
+    the total with headroom, GPU-hours per million output tokens without and with the headroom
+    (price-free, comparable with DeepSeek's own day: its input / output ratio is 3.6, this
+    question's 3.75), and dollars per million output tokens at ``usd_per_gpu_hour``."""
+    prefill = prefill or moe_prefill_gpus(qps, input_len, prefix_hit)
+    decode = decode or moe_decode_gpus(qps, input_len, output_len)
+    pub = deepseek_published_rates(published)
+    out_per_h_m = qps * output_len * 3600 / 1e6
+    rows = []
+    for name, p_rate, d_rate, p_gpus, d_gpus in (
+            ("roofline", prefill["tokens_per_s_per_gpu"], decode["tokens_per_s_per_gpu"], prefill["gpus"], decode["gpus"]),
+            ("published rates", pub["prefill_uncached_per_gpu"], pub["decode_per_gpu"], None, None)):
+        tokens = qps * input_len * (1 - prefix_hit)
+        p_gpus = p_gpus or _up(tokens / p_rate, prefill["ep"])
+        d_gpus = d_gpus or _up(qps * output_len / d_rate, GPUS_PER_NODE)
+        total = _up(p_gpus * headroom, GPUS_PER_NODE) + _up(d_gpus * headroom, GPUS_PER_NODE)
+        rows.append({"basis": name, "prefill_per_gpu": p_rate, "decode_per_gpu": d_rate, "prefill_gpus": p_gpus,
+                     "decode_gpus": d_gpus, "gpus": total, "gpu_hours_per_m_bare": (p_gpus + d_gpus) / out_per_h_m,
+                     "gpu_hours_per_m_output": total / out_per_h_m,
+                     "usd_per_m_output": total * usd_per_gpu_hour / out_per_h_m})
+    return rows
+
+
+RANGE_COLUMNS = {"basis": ("basis", "{}"), "prefill_per_gpu": ("prefill tok/s/GPU", "{:,.0f}"),
+                 "decode_per_gpu": ("decode tok/s/GPU", "{:,.0f}"), "prefill_gpus": ("prefill GPUs", "{}"),
+                 "decode_gpus": ("decode GPUs", "{}"), "gpu_hours_per_m_bare": ("GPU-h/M out", "{:.3f}"),
+                 "gpus": ("GPUs +30%", "{}"), "gpu_hours_per_m_output": ("GPU-h/M out +30%", "{:.3f}"),
+                 "usd_per_m_output": ("$/M out +30%", "{:.2f}")}
+
+
+def pd_kv_transfer(qps: float = 500, input_len: int = 3000, prefix_hit: float = 0.5, prefill_gpus: int = 96,
+                   model: str = "deepseek-v3", nic_gbs: float = NIC_GBS, a2a_us_per_token: float | None = None,
+                   decode: dict | None = None, ll_gbs: float = LL_GBS) -> dict:
+    """What PD costs on the wire: the whole prompt's KV (cached part included: the decode rank has
+    none of it) goes from the prefill rank to one decode rank (DP attention) once per request. KV
+    per request, the aggregate rate, one transfer's time over one NIC, the share of the prefill
+    pool's NICs, and the bytes per uncached token next to the prefill's all-to-all bytes.
+
+    With ``decode`` (a ``moe_decode_step`` row) also the receiving side, where it matters more: the
+    decode pool's NICs already carry the low-latency all-to-all that sets its step, so the KV
+    arriving there (a share of their ``ll_gbs``) lengthens that all-to-all by the same share."""
+    kv = input_len * moe_parts(model)["kv_bytes_per_token"]
+    rate = qps * kv
+    uncached = input_len * (1 - prefix_hit)
+    a2a = a2a_bytes_per_token(32, model) if a2a_us_per_token is None else a2a_us_per_token * 1e-6 * nic_gbs * GB
+    out = {"kv_mb_per_request": kv / 1e6, "aggregate_gbs": rate / GB,
+           "transfer_ms_one_nic": kv / (nic_gbs * GB) * 1e3,
+           "prefill_nic_share": rate / (prefill_gpus * nic_gbs * GB),
+           "kv_over_a2a_bytes": kv / uncached / a2a}
+    if decode is not None:
+        share = rate / (decode["gpus"] * ll_gbs * GB)
+        a2a_ms = decode["a2a_ms"] * (1 + share)
+        others = max(decode["memory_ms"], decode["compute_ms"])
+        out.update({"decode_nic_share": share, "decode_a2a_ms_with_kv": a2a_ms,
+                    "decode_step_ms_with_kv": decode["step_ms"] - max(others, decode["a2a_ms"]) + max(others, a2a_ms)})
+    return out
 
 
 def moe_cost(prefill_gpus: int, decode_gpus: int, qps: float = 500, input_len: int = 3000,
@@ -213,7 +390,9 @@ def pd_compare(rate: float, layouts=((8, 0), (2, 6), (3, 5)), ttft_slo: float = 
                seconds: float = 60) -> list[dict]:
     """Colocated versus prefill:decode splits on the same 8 instances (64 GPUs) at one rate.
     ``(n, 0)`` is n colocated instances; ``(p, d)`` p prefill and d decode instances. Prefix-aware
-    routing in every case. Returns one row per layout: p99 TTFT / TPOT, SLOs met, goodput per GPU."""
+    routing in every case. Returns one row per layout: p99 TTFT / TPOT, the share of requests
+    meeting both SLOs, goodput per GPU (SLO-meeting requests per second of the arrival window,
+    so it equals rate / 64 whenever every request meets them), and whether the P99s meet the SLOs."""
     setup = deepseek_setup()
     load = moe_load(rate, seconds)
     rows = []
@@ -226,14 +405,15 @@ def pd_compare(rate: float, layouts=((8, 0), (2, 6), (3, 5)), ttft_slo: float = 
             name = f"PD {p}:{d}"
         st = summarize_fleet(run_fleet(fleet, load), ttft_slo=ttft_slo, tpot_slo=tpot_slo)
         rows.append({"layout": name, "rate": rate, "ttft_p99_s": st["ttft_p99"], "tpot_p99_ms": st["tpot_p99"] * 1e3,
-                     "slo_ok": st["slo_ok"], "goodput_per_gpu": st["goodput"] / fleet.gpus})
+                     "slo_ok": st["slo_ok"], "goodput_per_gpu": st["goodput"] / fleet.gpus,
+                     "p99_ok": "yes" if st["ttft_p99"] <= ttft_slo and st["tpot_p99"] <= tpot_slo else "no"})
     return rows
 
 
 def format_rows(rows: list[dict], columns: dict) -> str:
     """Rows of dicts as an aligned text table; ``columns`` maps key -> (header, format)."""
     heads = [h for h, _ in columns.values()]
-    cells = [[fmt.format(r[k]) for k, (_, fmt) in columns.items()] for r in rows]
+    cells = [["-" if r[k] is None else fmt.format(r[k]) for k, (_, fmt) in columns.items()] for r in rows]
     widths = [max(len(h), *(len(c[i]) for c in cells)) for i, h in enumerate(heads)]
     out = ["  ".join(h.rjust(w) if i else h.ljust(w) for i, (h, w) in enumerate(zip(heads, widths)))]
     for c in cells:
@@ -303,7 +483,7 @@ KV_TIER_COLUMNS = {"tiers": ("tiers", "{}"), "hit": ("hit", "{:.2f}"), "host_hit
                    "tpot_p99_ms": ("p99 TPOT ms", "{:.1f}"), "slo_ok": ("SLO met", "{:.1%}")}
 PD_COLUMNS = {"layout": ("layout", "{}"), "rate": ("req/s", "{:.0f}"), "ttft_p99_s": ("p99 TTFT s", "{:.2f}"),
               "tpot_p99_ms": ("p99 TPOT ms", "{:.1f}"), "slo_ok": ("SLO met", "{:.1%}"),
-              "goodput_per_gpu": ("goodput/GPU", "{:.2f}")}
+              "goodput_per_gpu": ("goodput/GPU", "{:.2f}"), "p99_ok": ("P99 SLOs", "{}")}
 
 
 def kv_tier_compare(options=KV_TIER_OPTIONS, ttft_slo: float = 1.0, tpot_slo: float = 0.05) -> list[dict]:
@@ -320,17 +500,45 @@ def kv_tier_compare(options=KV_TIER_OPTIONS, ttft_slo: float = 1.0, tpot_slo: fl
     return rows
 
 
+# Mooncake's Transfer Engine measured up to 190 GB/s between nodes with 8 x 400 Gb/s RoCE NICs (the
+# datasheet sum is 400 GB/s): https://github.com/kvcache-ai/Mooncake (README, "Performance").
+MOONCAKE_8X400_GBS = 190.0
+
+
+def dram_placement(sessions: int = 5000, nodes: int = 16, session_tokens: int = 10_000,
+                   kv_bytes_per_token: int = KV70_BYTES_PER_TOKEN, dram_gb: float = 1500,
+                   pcie_gbs: float = 200, rdma_gbs: float = MOONCAKE_8X400_GBS) -> dict:
+    """Where the DRAM tier lives. Per node: a returning session hits its KV only on the node that
+    holds it (1 / nodes of the time without session affinity; always with it, at the cost of
+    balance), and a node failure loses its sessions' KV. Pooled (an RDMA store across the nodes,
+    Mooncake-style): every node reads any session, capacity adds up, and a read goes over the
+    network (8 x 400 Gb/s per node, at the ``rdma_gbs`` Mooncake measured on such NICs) and then the
+    same PCIe, so it runs at the narrower of the two. Capacity in sessions both ways, and one
+    session's read-back time each way (no contention: a busy source node or NIC makes it slower)."""
+    per_session = session_tokens * kv_bytes_per_token
+    per_node = int(dram_gb * GB // per_session)
+    return {"sessions_per_node_dram": per_node, "pooled_sessions": nodes * per_node,
+            "pooled_covers_all": nodes * per_node >= sessions,
+            "hit_without_affinity": 1 / nodes,
+            "local_readback_ms": per_session / (pcie_gbs * GB) * 1e3,
+            "pooled_readback_ms": per_session / (min(pcie_gbs, rdma_gbs) * GB) * 1e3,
+            "sessions_lost_per_node_failure": sessions / nodes}
+
+
 # ---------------------------------------------------------------------------------------------
 # Q3: a cache-aware gateway for 200 instances at 5000 QPS
 # ---------------------------------------------------------------------------------------------
 
 def prefix_index(instances: int = 200, qps: float = 5000, prompt_tokens: int = 3000,
                  kv_tokens_per_instance: int | None = None, block_tokens: int = 16,
-                 entry_bytes: int = 48) -> dict:
+                 entry_bytes: int = 48, hit_rate: float = 0.86, output_tokens: int = 300,
+                 tokens_per_s_per_core: float = 1e6) -> dict:
     """A global prefix index: one entry per cached block per instance (a 64-bit chain hash, an
     instance id, LRU links, hash-table overhead: about ``entry_bytes``). Its size if it mirrors
-    every instance's GPU cache, and the update rate: each request's blocks are looked up, and as
-    many blocks are inserted (and evicted) once the caches are full."""
+    every instance's GPU cache, and the update rate: each request's blocks are looked up; the
+    missed ones (1 - ``hit_rate``) are computed and inserted, and so is every block its
+    ``output_tokens`` fill while decoding; as many are evicted once the caches are full. The gateway must also tokenise every prompt to hash its blocks: cores at
+    ``tokens_per_s_per_core`` (an assumption; measure the tokenizer)."""
     if kv_tokens_per_instance is None:
         kv_tokens_per_instance = chapter_instance().kv_capacity_tokens
     blocks = instances * kv_tokens_per_instance / block_tokens
@@ -339,7 +547,10 @@ def prefix_index(instances: int = 200, qps: float = 5000, prompt_tokens: int = 3
         "blocks_m": blocks / 1e6,
         "index_gb": blocks * entry_bytes / GB,
         "lookups_per_s_m": qps * per_request / 1e6,
-        "inserts_per_s_m": qps * per_request / 1e6,
+        "inserts_per_s_m": qps * (per_request * (1 - hit_rate) + output_tokens / block_tokens) / 1e6,
+        "events_per_s_m": 2 * qps * (per_request * (1 - hit_rate) + output_tokens / block_tokens) / 1e6,
+        "tokenise_m_tokens_per_s": qps * prompt_tokens / 1e6,
+        "tokeniser_cores": qps * prompt_tokens / tokens_per_s_per_core,
         "qps_per_instance": qps / instances,
         "sessions_moved_on_failure": 1 / instances,
     }
@@ -545,10 +756,13 @@ def lora_fit(adapter_mb: float, gpu_slots_gb: float = 8.0, dram_gb: float = 500)
 
 
 def lora_swap(adapter_mb: float, pcie_gbs: float = 25, ssd_gbs: float = 6, remote_gbs: float = 1.25,
-              tpot_s: float = 0.02) -> dict:
+              tpot_s: float | None = None, model: str = "llama-3-8b") -> dict:
     """Time to load one adapter into the GPU from DRAM (PCIe), local NVMe, or a remote store
-    (10 Gb/s), and the same in decode steps of ``tpot_s``."""
-    out = {}
+    (10 Gb/s), and the same in decode steps of ``tpot_s``; by default the base model's own step
+    (its weight read, ``lora_batch_overhead``'s ``base_read_ms``: a small-batch step is that read)."""
+    if tpot_s is None:
+        tpot_s = lora_batch_overhead(1, model)["base_read_ms"] / 1e3
+    out = {"step_ms": tpot_s * 1e3}
     for name, gbs in (("dram", pcie_gbs), ("ssd", ssd_gbs), ("remote", remote_gbs)):
         s = adapter_mb * 1e6 / (gbs * GB)
         out[f"{name}_ms"] = s * 1e3
@@ -583,17 +797,6 @@ def rollout_tokens(prompts: int = 512, samples: int = 16, input_len: int = 1000,
             "prefill_tokens_no_sharing_m": seqs * input_len / 1e6}
 
 
-def rollout_gpus(decode_tokens: float, tokens_per_s_per_gpu: float, rollout_budget_s: float,
-                 tail_efficiency: float) -> dict:
-    """GPUs to generate ``decode_tokens`` within ``rollout_budget_s``. Synchronous: the step waits
-    for its longest sample, so only ``tail_efficiency`` of the GPU time is at full batch (measured by
-    ``rollout_tail``); asynchronous (partial rollouts carried to the next step) keeps the batch full."""
-    asynchronous = decode_tokens / (tokens_per_s_per_gpu * rollout_budget_s)
-    synchronous = asynchronous / tail_efficiency
-    return {"async_gpus": math.ceil(asynchronous), "sync_gpus": math.ceil(synchronous),
-            "sync_over_async": synchronous / asynchronous}
-
-
 def weight_sync(weight_gb: float = 70.6, instances: int = 16, sender_gbs: float = 400,
                 receiver_gbs: float = 400, hop_s: float = 0.002, disk_gbs: float = 2.0) -> dict:
     """New weights from the trainer to every rollout instance: pushed to each (the sender's
@@ -603,6 +806,11 @@ def weight_sync(weight_gb: float = 70.6, instances: int = 16, sender_gbs: float 
     return {"push_s": max(instances * b / (sender_gbs * GB), b / (receiver_gbs * GB)),
             "relay_s": max(b / (sender_gbs * GB), b / (receiver_gbs * GB)) + instances * hop_s,
             "checkpoint_s": b / (disk_gbs * GB)}
+
+
+# A production counterpart: Moonshot's checkpoint-engine (Mooncake's P2P store) updates Kimi-K2's 1T
+# parameters on thousands of inference GPUs in about 20 s (https://github.com/kvcache-ai/Mooncake, README).
+CHECKPOINT_ENGINE_PUBLISHED = {"params_b": 1000, "gpus": "thousands", "update_s": 20}
 
 
 def rollout_tail(requests: int = 256, input_len: int = 1000, mean_output: int = 4000, cv: float = 1.0,
@@ -630,3 +838,47 @@ def rollout_tail(requests: int = 256, input_len: int = 1000, mean_output: int = 
 def gateway_compare(failure: bool, routers=ROUTER_OPTIONS, **kw) -> str:
     """``gateway`` for each router, as a text table (the notebook prints it)."""
     return format_rows([gateway(r, failure=failure, **kw).row() for r in routers], GATEWAY_COLUMNS)
+
+
+def rollout_wave(instances: int, sequences: int = 8192, input_len: int = 1000, mean_output: int = 4000,
+                 cv: float = 1.0, max_output: int = 16_000, seed: int = 0) -> dict:
+    """One synchronous RL step on ``instances`` chapter instances: each gets its share of the
+    step's ``sequences`` at t = 0 (outputs lognormal as in ``rollout_tail``, capped at
+    ``max_output``) and the step ends when the last one finishes, so one instance's makespan is
+    the step's rollout time. Also the longest sample's own decode time (first to last token) and
+    its mean TPOT: the bound no GPU count removes, since one sequence decodes one token per step."""
+    if instances < 1:
+        raise ValueError(f"instances must be >= 1, got {instances!r}")
+    share = math.ceil(sequences / instances)
+    setup = chapter_instance()
+    load = workload.offline(share, input_len, lengths.lognormal(mean_output, cv, low=16, high=max_output), seed=seed)
+    res = run(setup, load)
+    longest = int(np.argmax(res.output_len))
+    decode_s = float(res.finish[longest] - res.first_token[longest])
+    full_until = float(res.first_token.max())                # the queue is empty after the last admission
+    span = np.maximum(res.finish - res.first_token, 1e-12)
+    made = float((res.output_len * np.clip((full_until - res.first_token) / span, 0, 1)).sum())
+    return {"instances": instances, "gpus": instances * 8, "sequences_per_instance": share,
+            "makespan_s": float(res.finish.max()), "full_batch_tps": made / full_until if full_until > 0 else 0.0,
+            "tokens": int(res.output_len.sum()), "longest_tokens": int(res.output_len[longest]),
+            "longest_decode_s": decode_s, "longest_tpot_ms": decode_s / (int(res.output_len[longest]) - 1) * 1e3,
+            "preemptions": int(res.preemptions.sum()) if res.preemptions is not None else 0}
+
+
+WAVE_COLUMNS = {"instances": ("instances", "{}"), "gpus": ("GPUs", "{}"),
+                "sequences_per_instance": ("seqs/instance", "{:,}"), "makespan_s": ("step rollout s", "{:.0f}"),
+                "longest_decode_s": ("longest sample s", "{:.0f}"), "longest_tpot_ms": ("its TPOT ms", "{:.1f}"),
+                "preemptions": ("preemptions", "{:,}")}
+
+
+def rollout_sizing(waves: list[dict], budget_s: float = 300, sequences: int = 8192, mean_output: int = 4000) -> dict:
+    """Instances for one RL step within ``budget_s``. Synchronous: the fewest of the simulated
+    ``waves`` (``rollout_wave`` rows) whose step finishes in time. Asynchronous (partial rollouts
+    carried over, so instances stay at full batch): the step's tokens over the full-batch rate
+    (the largest wave's, measured while its queue was non-empty) times the budget. None: no
+    simulated wave is fast enough."""
+    fits = [w["instances"] for w in waves if w["makespan_s"] <= budget_s]
+    rate = max(waves, key=lambda w: w["sequences_per_instance"])["full_batch_tps"]
+    asynchronous = sequences * mean_output / (rate * budget_s)
+    return {"budget_s": budget_s, "sync_instances": min(fits) if fits else None,
+            "async_instances": math.ceil(asynchronous), "async_exact": asynchronous, "full_batch_tps": rate}

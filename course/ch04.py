@@ -71,6 +71,84 @@ def prefill_s(flops: float, gpus: int, gpu: str = "h200", dtype: str = "fp8", mf
     return flops / (gpus * presets.gpu(gpu).flops(dtype) * mfu)
 
 
+# DeepSeek-V3.2's sparse attention (DSA), from its config (index_n_heads 64, index_head_dim 128,
+# index_topk 2048: https://huggingface.co/deepseek-ai/DeepSeek-V3.2-Exp/blob/main/config.json):
+# a "lightning indexer" scores every earlier key for each query (FP8), then the main attention runs
+# in MLA's absorbed (MQA) form over the 2048 keys it picked.
+INDEX_HEADS, INDEX_DIM, INDEX_TOPK = 64, 128, 2048
+# V3.2's FP8 caches as the serving kernels store them. The latent: FlashMLA's "FP8 with scale" format,
+# 512 FP8 values + 4 FP32 scales (one per 128) + the 64-wide RoPE part kept in BF16 = 656 bytes per
+# token per layer (https://github.com/deepseek-ai/FlashMLA, README, "FP8 KV Cache"), not 576. The
+# indexer key: 128 FP8 values + one FP32 scale = 132 bytes (SGLang's and TensorRT-LLM's indexer caches).
+V32_LATENT_BYTES = 512 + 4 * 4 + 64 * 2
+INDEX_KEY_BYTES = INDEX_DIM + INDEX_DIM // 128 * 4
+# FlashMLA's sparse prefill kernel: up to 640 TFLOP/s (BF16) on the H800, about 0.65 of its peak.
+SPARSE_ATTN_UTIL = 0.6
+
+
+def indexer_flops_per_pair(model: str = "deepseek-v3", heads: int = INDEX_HEADS, dim: int = INDEX_DIM) -> float:
+    """The indexer's FLOPs per (query, key) pair over all layers: a dot product per indexer head."""
+    return 2.0 * presets.model(model).layers * heads * dim
+
+
+def absorbed_flops_per_pair(model: str = "deepseek-v3") -> float:
+    """MLA attention per pair in the absorbed form (scores over the 576-wide latent, sums over the
+    512-wide one, every head): what DSA's sparse attention and MLA decode compute."""
+    m = presets.model(model)
+    return 2.0 * m.layers * m.heads * (2 * m.kv_lora_rank + m.rope_dim)
+
+
+def dsa_prefill_s(tokens: int, gpus: int = 8, model: str = "deepseek-v3", topk: int = INDEX_TOPK,
+                  gpu: str = "h200", mfu: float = 0.4, attn_util: float = SPARSE_ATTN_UTIL) -> dict:
+    """One DSA prefill of ``tokens`` on ``gpus`` GPUs, by part: the linear layers (FP8 at ``mfu``),
+    the indexer over every causal pair (FP8 at ``mfu``: light per pair, but still quadratic), and the
+    sparse attention over ``topk`` keys per query (absorbed form, BF16 at ``attn_util``, FlashMLA's
+    measured share of peak). Seconds per part and in total."""
+    linear, _ = prefill_flops(model, tokens)
+    indexer = indexer_flops_per_pair(model) * attention_pairs(tokens)
+    sparse = absorbed_flops_per_pair(model) * attention_pairs(tokens, topk)
+    out = {"linear_s": prefill_s(linear, gpus, gpu, "fp8", mfu), "indexer_s": prefill_s(indexer, gpus, gpu, "fp8", mfu),
+           "sparse_attention_s": prefill_s(sparse, gpus, gpu, "bf16", attn_util)}
+    out["total_s"] = sum(out.values())
+    out["indexer_share"] = out["indexer_s"] / out["total_s"]
+    return out
+
+
+def dsa_index_gb(tokens: int, model: str = "deepseek-v3", key_bytes: int = INDEX_KEY_BYTES) -> float:
+    """GB of DSA's indexer keys for ``tokens`` tokens (one FP8 key with its scale, ``key_bytes``, per
+    token per layer, shared by the indexer's heads, so replicated on every tensor-parallel GPU like
+    MLA's latent), cached next to the latent."""
+    return tokens * presets.model(model).layers * key_bytes / GB
+
+
+def dsa_latent_gb(tokens: int, model: str = "deepseek-v3", latent_bytes: int = V32_LATENT_BYTES) -> float:
+    """GB of V3.2's latent cache for ``tokens`` tokens in the FP8 format its kernels read
+    (``V32_LATENT_BYTES`` per token per layer, scales and the BF16 RoPE part included)."""
+    return tokens * presets.model(model).layers * latent_bytes / GB
+
+
+def free_kv_gb_per_gpu(model: str, gpus: int = 8, gpu: str = "h200", weight_dtype: str = "fp8",
+                       memory_util: float = 0.9) -> float:
+    """GB per GPU left for KV once the weights (split over ``gpus``) are loaded, of ``memory_util``
+    of its memory (activations and CUDA graphs take the rest)."""
+    m, g = presets.model(model), presets.gpu(gpu)
+    return (g.memory * memory_util - m.total_params * DTYPE_BYTES[weight_dtype] / gpus) / GB
+
+
+def decode_kv_read_ms(model: str, tokens: int, tp: int = 8, gpu: str = "h200", kv_dtype: str = "fp8",
+                      indexer_only: bool = False) -> float:
+    """Milliseconds per decode step one sequence of ``tokens`` costs in KV reads on each GPU of a
+    TP group (MLA's latent is read whole on every GPU, GQA's heads are split). ``indexer_only``:
+    DSA reads the indexer's keys (``INDEX_KEY_BYTES`` per token per layer) for every token and the
+    latent, in V3.2's FP8 format (``V32_LATENT_BYTES``), only for the ``INDEX_TOPK`` picked ones."""
+    g, m = presets.gpu(gpu), presets.model(model)
+    if indexer_only:
+        per_gpu = (tokens * INDEX_KEY_BYTES + min(tokens, INDEX_TOPK) * V32_LATENT_BYTES) * m.layers
+    else:
+        per_gpu = tokens * kv_bytes_per_token(model, kv_dtype, tp) / tp
+    return per_gpu / g.bandwidth * 1e3
+
+
 # --- Q7: speculative decoding ----------------------------------------------------------------------
 
 def tokens_per_step(k: int, alpha: float) -> float:
@@ -141,6 +219,26 @@ def simulated_best_k(base: Setup, alpha: float, draft_cost: float, k_max: int = 
     """(k, speedup) with the best simulated TPOT speedup for one client, k = 1..k_max."""
     rows = [(k, spec_vs_load(base, k, alpha, draft_cost, (1,))[0].speedup) for k in range(1, k_max + 1)]
     return max(rows, key=lambda x: x[1])
+
+
+CAPACITY_CLIENTS = (1, 2, 4, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256)
+
+
+def capacity_at_tpot(base: Setup, tpot_slo_s: float, k: int = 4, alpha: float = 0.8, draft_cost: float = 0.05,
+                     clients=CAPACITY_CLIENTS) -> dict:
+    """Per instance, the most concurrent users (of ``clients``) whose mean TPOT stays within
+    ``tpot_slo_s``, and the output tokens/s at that load, without and with speculative decoding:
+    under a TPOT SLO what a GPU can sell is the throughput at the largest batch that still meets
+    it. ``gain`` = speculative over plain tokens/s at their own limits (None: no load meets it)."""
+    spec = spec_setup(base, k, alpha, draft_cost)
+    out = {"tpot_slo_ms": tpot_slo_s * 1e3}
+    for name, setup in (("plain", base), ("spec", spec)):
+        ok = [(c, closed_loop_run(setup, c)) for c in clients]
+        ok = [(c, r) for c, r in ok if r["tpot_s"] <= tpot_slo_s]
+        c, r = max(ok, key=lambda x: x[0]) if ok else (0, {"tokens_per_s": 0.0})
+        out[f"{name}_users"], out[f"{name}_tps"] = c, r["tokens_per_s"]
+    out["gain"] = out["spec_tps"] / out["plain_tps"] if out["plain_tps"] else None
+    return out
 
 
 # --- Q8: structured output ---------------------------------------------------------------------
@@ -287,6 +385,21 @@ def per_region_instances(total_qps: float, regions: int, per_instance_qps: float
     on regions - 1 of them (every region carries total / (regions - 1) after a loss)."""
     share = total_qps / (regions - 1 if survive_region_loss else regions)
     return math.ceil(share / per_instance_qps)
+
+
+def region_pd_pools(total_qps: float, regions: int = 3, input_len: int = 2000, output_len: int = 500,
+                    survive_region_loss: bool = True, prefix_hit: float = 0.0, tpot_s: float = 0.05) -> dict:
+    """Per region, chapter 03's Q1 deployment unit sized for its share of the load: prefill in whole
+    EP32 instances, decode as one DP-attention + EP group in whole nodes (``course.ch03``'s roofline
+    estimates, optimistic by about 2x against DeepSeek's published rates). With
+    ``survive_region_loss`` each region is sized for total / (regions - 1)."""
+    from course import ch03
+    share = total_qps / (regions - 1 if survive_region_loss else regions)
+    prefill = ch03.moe_prefill_gpus(share, input_len, prefix_hit=prefix_hit)
+    decode = ch03.moe_decode_gpus(share, input_len, output_len, tpot_s=tpot_s)
+    return {"region_qps": share, "prefill_gpus": prefill["gpus"], "prefill_instances": prefill["instances"],
+            "decode_gpus": decode["gpus"], "gpus": prefill["gpus"] + decode["gpus"],
+            "all_regions_gpus": regions * (prefill["gpus"] + decode["gpus"])}
 
 
 REGION_QPS, REGION_DURATION_S, REGION_FAIL_AT_S = 180.0, 240.0, 80.0

@@ -61,9 +61,15 @@ def summarize(result: SimResult, ttft_slo: float | None, tpot_slo: float | None)
     decoding request emits one token per step, so each gap is one step's duration; a fleet result
     adds the gaps a KV transfer opens, see ``FleetResult.itl_samples``); it is None
     for a result without a step log (one built by hand from arrays).
-    Percentiles are nearest-rank. duration = last finish - first arrival; output_tps = output
-    tokens / duration; goodput = requests meeting both SLOs (<=) per second of duration; slo_ok =
-    their fraction. An SLO of None or ``math.inf`` means "no SLO" (throughput-only questions).
+    Percentiles are nearest-rank. duration = last finish - first arrival; request_rate and
+    output_tps = finished requests and output tokens / duration (throughput, drain included).
+    goodput = requests meeting both SLOs (<=) per second of the arrival window (last arrival -
+    first arrival, ``arrival_window_s``), and goodput_tps the same for their output tokens: the
+    rate of good service while load arrives, so a layout that drains its backlog slowly after the
+    arrivals stop is not credited (or penalised) for the drain. A run whose requests all arrive at
+    once (an offline batch, or one request) has no arrival window; its goodput is then per second
+    of duration. slo_ok = the fraction meeting both SLOs. An SLO of None or ``math.inf`` means
+    "no SLO" (throughput-only questions).
 
     A fleet result whose requests can fail (``result.failed``, with a reason in ``result.error``)
     is summarized over its finished requests; failed ones count as missing the SLOs, and
@@ -83,6 +89,8 @@ def summarize(result: SimResult, ttft_slo: float | None, tpot_slo: float | None)
     if np.isnan(result.finish).any():
         raise ValueError("result has unfinished requests (finish is NaN)")
     duration = float(result.finish.max() - everything.arrival.min())
+    window = float(everything.arrival.max() - everything.arrival.min())
+    per_s = window if window > 0 else duration          # an offline batch: per second of its makespan
     ok = meets_slos(result, ttft_slo, tpot_slo)
     ttft_p, tpot_p, e2e_p = percentiles(ttft, (50, 90, 99)), percentiles(tpot, (50, 90, 99)), \
         percentiles(result.e2e, (50, 99))
@@ -101,7 +109,9 @@ def summarize(result: SimResult, ttft_slo: float | None, tpot_slo: float | None)
         "e2e_p99": e2e_p[1],
         "request_rate": len(result) / duration,
         "output_tps": float(result.output_len.sum()) / duration,
-        "goodput": int(ok.sum()) / duration,
+        "arrival_window_s": window,
+        "goodput": int(ok.sum()) / per_s,
+        "goodput_tps": float(result.output_len[ok].sum()) / per_s,
         "slo_ok": int(ok.sum()) / len(everything),
     }
     if failed is not None:

@@ -53,6 +53,41 @@ def test_prefill_flops_and_time():
     assert sparse < dense / 200
 
 
+def test_dsa_indexer_is_light_but_quadratic():
+    assert ch04.indexer_flops_per_pair() == 2 * 61 * 64 * 128
+    assert ch04.absorbed_flops_per_pair() == 2 * 61 * 128 * (576 + 512)
+    n = 2**20
+    d = ch04.dsa_prefill_s(n, gpus=8)
+    g = presets.gpu("h200")
+    assert d["indexer_s"] == pytest.approx(2 * 61 * 64 * 128 * n * (n + 1) / 2 / (8 * g.flops("fp8") * 0.4))
+    assert d["sparse_attention_s"] == pytest.approx(
+        ch04.absorbed_flops_per_pair() * ch04.attention_pairs(n, 2048) / (8 * g.flops("bf16") * 0.6))
+    assert d["total_s"] == pytest.approx(d["linear_s"] + d["indexer_s"] + d["sparse_attention_s"])
+    half = ch04.dsa_prefill_s(n // 2, gpus=8)
+    assert d["indexer_s"] == pytest.approx(4 * half["indexer_s"], rel=1e-5)      # quadratic in the length
+    assert d["indexer_share"] > half["indexer_share"] > 0.5
+
+
+def test_dsa_caches_by_hand():
+    assert ch04.V32_LATENT_BYTES == 656 and ch04.INDEX_KEY_BYTES == 132      # FlashMLA's FP8 format; key + scale
+    assert ch04.dsa_index_gb(2**20) == pytest.approx(2**20 * 61 * 132 / 1e9)
+    assert ch04.dsa_latent_gb(2**20) == pytest.approx(2**20 * 61 * 656 / 1e9)
+    assert ch04.dsa_latent_gb(2**20) > ch04.kv_gb("deepseek-v3", 2**20)      # scales and a BF16 RoPE part
+    # V3.2's two caches for one 1M-token request exceed what a TP=8 node leaves per GPU
+    assert ch04.dsa_latent_gb(2**20) + ch04.dsa_index_gb(2**20) > ch04.free_kv_gb_per_gpu("deepseek-v3")
+
+
+def test_free_memory_and_decode_reads_by_hand():
+    g = presets.gpu("h200")
+    assert ch04.free_kv_gb_per_gpu("deepseek-v3") == pytest.approx(
+        (0.9 * g.memory - presets.model("deepseek-v3").total_params / 8) / 1e9)
+    assert ch04.free_kv_gb_per_gpu("deepseek-v3") // (ch04.kv_gb("deepseek-v3", 2**20, tp=8) / 8) == 1
+    assert ch04.decode_kv_read_ms("deepseek-v3", 2**20) == pytest.approx(2**20 * 61 * 576 / g.bandwidth * 1e3)
+    assert ch04.decode_kv_read_ms("llama-3.1-405b", 2**20) == pytest.approx(2**20 * 258048 / 8 / g.bandwidth * 1e3)
+    assert ch04.decode_kv_read_ms("deepseek-v3", 2**20, indexer_only=True) == pytest.approx(
+        (2**20 * 61 * 132 + 2048 * 61 * 656) / g.bandwidth * 1e3)
+
+
 # --- Q7 ---------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("k, alpha, cost", [(1, 0.5, 0.0), (4, 0.8, 0.05), (12, 0.95, 0.3)])
@@ -76,6 +111,17 @@ def test_simulated_speedup_matches_the_formula_at_low_load_and_shrinks_with_load
     assert speedups[-1] < 1 < speedups[-2]
     k, s = ch04.simulated_best_k(base, 0.6, 0.05)
     assert k == ch04.best_draft_length(0.6, 0.05)[0] and s == pytest.approx(1.92, abs=0.05)
+
+
+def test_capacity_at_a_tight_tpot_grows_with_speculation_and_stops_when_compute_bound():
+    base = panel.chapter_setup()
+    tight = ch04.capacity_at_tpot(base, 0.005, clients=(1, 4, 16, 32, 64))
+    plain16 = ch04.closed_loop_run(base, 16)
+    assert tight["plain_users"] == 16 and tight["plain_tps"] == plain16["tokens_per_s"]
+    assert tight["spec_users"] >= 16 and tight["gain"] > 2
+    loose = ch04.capacity_at_tpot(base, 0.05, clients=(64, 256))
+    assert loose["plain_users"] == loose["spec_users"] == 256 and loose["gain"] < 1
+    assert ch04.capacity_at_tpot(base, 0.003, clients=(1, 16))["gain"] is None     # plain meets it for nobody
 
 
 # --- Q8 ---------------------------------------------------------------------------------------
@@ -116,6 +162,17 @@ def test_stabilized_scales_up_at_once_and_down_slowly():
 
 
 # --- Q10 --------------------------------------------------------------------------------------
+
+def test_region_pools_use_chapter_03s_unit():
+    from course import ch03
+    normal = ch04.region_pd_pools(1800, 3, 2000, 500, survive_region_loss=False)
+    loss = ch04.region_pd_pools(1800, 3, 2000, 500)
+    assert normal["region_qps"] == 600 and loss["region_qps"] == 900
+    assert loss["prefill_gpus"] == ch03.moe_prefill_gpus(900, 2000, prefix_hit=0.0)["gpus"]
+    assert loss["decode_gpus"] == ch03.moe_decode_gpus(900, 2000, 500)["gpus"]
+    assert loss["prefill_gpus"] % 32 == 0 and loss["decode_gpus"] % 8 == 0
+    assert loss["all_regions_gpus"] == 3 * loss["gpus"] > normal["all_regions_gpus"]
+
 
 def test_distribution_and_region_sizing():
     w = 671e9
@@ -213,16 +270,31 @@ def test_links_every_chapter_04_problem_and_has_a_judge_cell(nb):
 # Figures the prose quotes, each as the prose writes it and as a cell prints it.
 QUOTED = [
     ("270.6 GB", "270.6 GB"), ("36.8 GB", "36.8 GB"), ("33.8 GB", "33.8 GB"),
-    ("97%", "97%"), ("446 s", "446 s"), ("851 s", "851 s"), ("14 s", "14 s"), ("12%", "12%"), ("137 s", "137 s"),
+    ("43.0 GB", "43.0 GB"), ("76.2 GB", "76.2 GB"), ("放下**一个** 1M token", "36.8 GB                     1"),
+    ("潜向量 42.0 GB", "FP8 format 42.0 GB"), ("656 字节", "(656 B per layer)"), ("132 字节", "(132 B per layer)"),
+    ("索引器的键 8.4 GB", "indexer keys 8.4 GB"), ("每卡要 50.4 GB", "50.4 GB                     0"),
+    ("97%", "97%"), ("446 s", "446 s"), ("851 s", "851 s"),
+    ("线性层 12.1 s", "12.1 s"), ("索引器 86.8 s", "86.8 s"), ("稀疏主注意力 7.7 s", "7.7 s"), ("106.6 s", "106.6 s"),
+    ("81%", "81%"), ("7.7 ms", "7.7 ms"), ("7.0 ms", "7.0 ms"), ("1.8 ms", "1.8 ms"), ("1.3 ms", "1.3 ms"),
+    ("1.82x～1.87x", "1.82x / 1.87x"), ("约 118 个 token", "about 118 tokens"), ("约 24 个用户", "24 users verifying"),
     ("2.80x", "2.80x"), ("3.09x", "3.09x"), ("1.96x", "1.96x"), ("1.20x", "1.20x"), ("0.94x", "0.94x"),
+    ("1.93x", "1.93x"), ("2.36x", "2.36x"), ("3.05x", "3.05x"), ("4.53x", "4.53x"),
     ("4.1 ms", "4.1 ms"), ("1.5 ms", "1.5 ms"), ("8,661", "8,661"), ("8,048", "8,048"),
+    ("2,846", "2,846"), ("5,466", "5,466"), ("4.8 ms", "4.8 ms"), ("2.5 ms", "2.5 ms"),
+    ("2.43x", "2.43x"), ("1.34x", "1.34x"), ("1.18x", "1.18x"), ("0.99x", "0.99x"), ("0.93x", "0.93x"),
+    ("带 16 个用户", "3 ms                 0               0           16"),
+    ("不开也能装下 128 个用户", "15 ms              128"),
     ("656.7 ms", "656.7 ms"), ("8.0 ms", "8.0 ms"), ("2.6 ms", "2.6 ms"), ("约 6.6 ms", "6,567 us"),
     ("116.5 s", "116.5 s"), ("61.4 s", "61.4 s"), ("约 87 个", "= 87 requests"), ("约 623 个", "623 outstanding"),
-    ("需要 8 个实例", "-> 8 instances"), ("多 2 个实例", "2 warm spares"), ("86,419", "86,419"),
+    ("需要 8 个实例", "-> 8 instances"), ("0.0026 req/s", "0.0026 req/s"), ("0.34 req/s", "= 0.34 req/s"),
+    ("一个实例的 0.03", "0.03 instances"), ("要 2 个热备", "+20 req/s within a minute -> 2 warm spares"),
+    ("0.157 req/s", "0.157 req/s"), ("这样的爬坡要 2 个热备", "per s -> 2 warm spares"), ("86,419", "86,419"),
     ("64.1%", "64.1%"), ("3.0%", "3.0%"), ("28.3", "28.3"), ("87.9%", "87.9%"), ("15 个实例", "  15\n"),
     ("24.2", "24.2"), ("99.3%", "99.3%"), ("19.8", "19.8"), ("99.9%", "99.9%"), ("19.9", "19.9"),
     ("峰值只要 10 个", "  10\n"), ("100.0%", "100.0%"), ("18.9", "18.9"), ("98.8%", "98.8%"),
-    ("25.8 req/s", "25.8 req/s"), ("3 个实例变成 4 个", "3 instances per region"), ("72 张变成 96 张", "96 GPUs"),
+    ("25.8 req/s", "25.8 req/s"), ("从 3 个变成 4 个", "3 instances per region"), ("72 张变成 96 张", "96 GPUs"),
+    ("= 1.50 倍", "capacity needed x1.50"), ("只多了 1.33 倍", "instances x1.33"), ("只要 2.32 个实例", "= 2.32 instances"),
+    ("从 208 张卡变成 312 张", "  208  "), ("从 624 张变成 936 张", "936"), ("正好 1.50 倍", "costs x1.50 the GPUs"),
     ("5.4 min", "5.4 min"), ("1.3 min", "1.3 min"), ("43,200", "43,200"),
     ("每个 30.0 req/s", "30.0"), ("每个 22.5 req/s", "22.5"), ("0.0%", "0.0%"),
 ]
@@ -239,3 +311,14 @@ def test_speedup_rows_printed_match_the_closed_form(nb):
     for alpha in (0.6, 0.7, 0.8, 0.9):
         k, s = ch04.best_draft_length(alpha, 0.05)
         assert re.search(rf"^{alpha}\s+{k}\s+\S+\s+{s:.2f}x", out, re.M)
+
+
+def test_the_prose_reads_the_low_load_table_right(nb):
+    """Simulated above the formula for alpha 0.6 and 0.7, below it for 0.8 and 0.9, within 3%."""
+    out = _stdout(nb)
+    rows = re.findall(r"^(0\.\d)\s+\d+\s+(\d\.\d\d)x\s+\d+\s+(\d\.\d\d)x$", out, re.M)
+    got = {float(a): (float(f), float(sim)) for a, f, sim in rows}
+    assert sorted(got) == [0.6, 0.7, 0.8, 0.9]
+    assert all(got[a][1] > got[a][0] for a in (0.6, 0.7)) and all(got[a][1] < got[a][0] for a in (0.8, 0.9))
+    assert all(abs(sim / f - 1) <= 0.03 for f, sim in got.values())
+    assert "模拟略高" in _prose(nb) and "略低" in _prose(nb) and "模拟稍低一点" not in _prose(nb)

@@ -78,7 +78,7 @@ def test_summarize_definitions_on_a_hand_made_result():
     assert s["duration_s"] == pytest.approx(3.5)
     assert s["output_tps"] == pytest.approx(16 / 3.5)
     assert s["slo_ok"] == pytest.approx(1 / 3)
-    assert s["goodput"] == pytest.approx(1 / 3.5)
+    assert s["goodput"] == pytest.approx(1 / 2.0)          # per second of the arrival window, 0 to 2 s
     assert s["itl_p50"] is None                   # built by hand: no step log
 
 

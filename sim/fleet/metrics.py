@@ -14,7 +14,7 @@ from sim.metrics import meets_slos, percentile, summarize
 
 def summarize_fleet(result: FleetResult, ttft_slo: float | None = None, tpot_slo: float | None = None,
                     *, window_s: float | None = None) -> dict:
-    """``summarize`` plus, per pool, load imbalance (max / mean requests per instance) and
+    """``summarize`` (goodput counted over the arrival window, see there) plus, per pool, load imbalance (max / mean requests per instance) and
     utilisation (busy step time / time up, mean over its instances); KV transfer percentiles (PD);
     retries, failures by reason; GPU-hours, cost and cost per million output tokens; and with
     ``window_s`` the SLO attainment of the requests arriving in each window."""
