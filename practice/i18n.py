@@ -46,6 +46,8 @@ MESSAGES: dict[str, dict[str, str]] = {
                      "en": "`{where}` must be {rule_en}: passing {value} raised ValueError, but its message does not name `{field}`"},
     "r.decl_crash": {"zh": "`{where}` 应为{rule}：传入 {value} 时应当抛出 ValueError（信息里写 `{field}`），却抛出了 {type}",
                      "en": "`{where}` must be {rule_en}: passing {value} should raise ValueError naming `{field}`, but raised {type}"},
+    "r.decl_infeasible": {"zh": "`{where}` = {value} 本身在范围内（{rule}），但这样的输入不可行（见题面输入检查里的规则），应当抛出 ValueError（信息里写 `{field}`），但没有抛出",
+                          "en": "`{where}` = {value} is within its domain ({rule_en}) but makes the call infeasible (see the statement's rules): ValueError naming `{field}` was due, but nothing was raised"},
     "r.decl_rejected": {"zh": "`{where}` = {value} 是合法的输入（{rule}），你的函数却抛出了 ValueError",
                         "en": "`{where}` = {value} is valid input ({rule_en}), but your function raised ValueError"},
     "r.decl_crash_valid": {"zh": "`{where}` = {value} 是合法的输入（{rule}），你的函数却抛出了 {type}",

@@ -187,7 +187,9 @@ def test_os_exit_in_every_call_is_bounded(tmp_path):
 
 
 def test_whole_run_limit(tmp_path):
-    source = SOLUTION + "\n\ndef plan(*a, **k):\n    while True:\n        pass\n"
+    # every function loops: two timeouts each (then their cases are judged at once) pass the run's 3 s
+    source = SOLUTION + "".join(f"\n\ndef {name}(*a, **k):\n    while True:\n        pass\n"
+                                for name in P184.functions)
     limits = Limits(case_s=1.0, run_s=3.0, memory_mb=1024)
     started = time.monotonic()
     report = _judge(tmp_path, source, examples_only=False, limits=limits)
