@@ -150,7 +150,7 @@ def test_declared_case_names_the_field_and_the_rule(tmp_path):
     assert "`ttft_slo_s` 应为 > 0 的有限数" in text and "传入 nan" in text
     assert "ttft_slo_s must be" not in text                     # our words, not the reference's message
     hand = failed["test_invalid[route_ttft_slo_s_16]"]          # a hand-written case quotes the rule too
-    assert "`ttft_slo_s` 应为 > 0 的有限数" in reason_text(hand)
+    assert "`ttft_slo_s` 的规则是 > 0 的有限数" in reason_text(hand)
     en = reason_text(case, "en")
     assert "`ttft_slo_s` must be finite number > 0" in en
 

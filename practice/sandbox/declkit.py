@@ -851,6 +851,10 @@ def rule_for(functions: dict, function: str, field: str, lang: str = "zh") -> st
     if spec is None:
         return None
     text = spec.rule(lang)
+    mark = f"`{field}`"
+    across = [r for r in (fn.rules_en if lang == "en" else fn.rules) if mark in r]
+    if across:
+        text += ("; " if lang == "en" else "；") + ("; " if lang == "en" else "；").join(across)
     return spaced(text) if lang != "en" else text
 
 
