@@ -397,7 +397,8 @@ class List(Spec):
             head = f"{size}{noun}" if size != "（可以为空的）" else f"{noun}（可以为空）"
         if isinstance(self.item, Any) and not self.item.note:
             return head
-        return head + (", each item " if lang == "en" else "，每项是") + self.item.rule(lang)
+        item = self.item.rule(lang)
+        return head + (", each item " + item if lang == "en" else "，每项是" + spaced(item))
 
     def rule(self, lang):
         text = self.phrase(lang)
@@ -582,7 +583,7 @@ class Map(Spec):
         size = ("non-empty " if lang == "en" else "非空") if self.min_len else ""
         if lang == "en":
             return f"a {size}dict whose keys are {self.key.rule(lang)} and values {self.value.rule(lang)}"
-        return f"{size}字典，键是{self.key.rule(lang)}，值是{self.value.rule(lang)}"
+        return f"{size}字典，键是{spaced(self.key.rule(lang))}，值是{spaced(self.value.rule(lang))}"
 
     def invalid(self, base):
         base = dict(base) if isinstance(base, dict) else {}

@@ -5,7 +5,7 @@ FUNCTIONS = {
     'run_two_tier': Fn(
         gpu_blocks=Int(ge=1),
         cpu_blocks=Int(ge=0),
-        ops=List(Either(Int(), Str()), note='块号：整数或字符串（布尔值不算）', note_en='block ids: integers or strings (not bools)'),
+        ops=List(Either(Int(), Str()), note='块号（布尔值不算）', note_en='block ids (not bools)'),
         returns=List(Dict({'where': Str(), 'dropped': Optional(Real()), 'gpu': List(Int()), 'cpu': List(Any())})),
         example={'gpu_blocks': 2, 'cpu_blocks': 1, 'ops': [1, 2, 3, 1]}),
     'read_time_ms': Fn(
