@@ -10,6 +10,9 @@
 - every listed function has a signature with a return type (``name(...) -> T``) in the statement;
 - the arguments the hidden tests check with ``expect_value_error`` and the ones the statement's
   input-check section (``### 输入检查``) names are the same set (see ``input_check_issues``);
+- ``declare.py`` declares every listed function (parameters as in the reference, a valid example,
+  the return type), and the statement's generated input-check block equals its rendering
+  (``declaration.issues``); the prose signatures give the declared return types;
 - with ``--mutants``: the hidden tests catch at least 95% of the reference's non-equivalent
   single-point mutants (``mutants.py``).
 """
@@ -29,6 +32,9 @@ from .runner import SANDBOX
 from .verdicts import cannot_text, reason_text
 
 FILES = ("problem.md", "starter.py", "solution.py", "test_example.py", "test_hidden.py")
+# Problems written before declarations existed and not converted yet: ``check`` notes them instead
+# of failing. Every other problem needs a ``declare.py``; this set only ever shrinks.
+UNDECLARED = frozenset({})
 
 
 def _load_module(path: Path, name: str):
@@ -107,7 +113,14 @@ def input_check_issues(problem: catalog.Problem) -> list[str]:
     named = {w for w in re.findall(r"`([A-Za-z_][A-Za-z0-9_]*)`", section) if w in params | tested}
     for name in sorted(tested - named):
         issues.append(f"{p}: the hidden tests validate '{name}' but the input-check section does not name it")
-    for name in sorted(named - tested):
+    declared = set()
+    if problem.declaration_path.is_file():     # every declared parameter has its generated case
+        from . import declaration
+        try:
+            declared = {name for fn in declaration.load(problem).values() for name in fn.params}
+        except Exception:  # noqa: BLE001 - reported by the declaration check
+            pass
+    for name in sorted(named - tested - declared):
         issues.append(f"{p}: the input-check section names '{name}' but no hidden case checks it")
     return issues
 
@@ -127,6 +140,8 @@ def static_issues(problem: catalog.Problem) -> list[str]:
     for key in catalog.REQUIRED_KEYS:
         if problem.meta.get(key) in (None, "", []):
             issues.append(f"{p}: front matter lacks '{key}'")
+    if problem.chapter not in catalog.CHAPTERS:
+        issues.append(f"{p}: chapter must be one of {', '.join(catalog.CHAPTERS)}")
     if problem.meta.get("difficulty") not in catalog.DIFFICULTIES:
         issues.append(f"{p}: difficulty must be one of {'/'.join(catalog.DIFFICULTIES)}")
     if problem.folder.name != problem.key:
@@ -196,6 +211,15 @@ def dynamic_issues(problem: catalog.Problem, lang: str = "zh") -> list[str]:
     return issues
 
 
+def _declaration_issues(problem: catalog.Problem) -> list[str]:
+    from . import declaration
+    if not problem.declaration_path.is_file():
+        if problem.id in UNDECLARED:
+            return []
+        return [f"{problem.key}: no declare.py (see practice/README.md, 'Declarations')"]
+    return declaration.issues(problem)
+
+
 def check_all(keys: list[str] | None = None, lang: str = "zh", log=print,
               mutants: bool = False) -> tuple[list[str], int]:
     issues: list[str] = []
@@ -230,9 +254,12 @@ def check_all(keys: list[str] | None = None, lang: str = "zh", log=print,
     for problem in problems:
         found = static[problem.key] + dynamic[problem.key]
         if not any("missing files" in i for i in found):
-            found += signature_issues(problem) + input_check_issues(problem)
+            found += signature_issues(problem) + input_check_issues(problem) + _declaration_issues(problem)
         log(f"{'ok  ' if not found else 'FAIL'} {problem.key}")
         issues.extend(found)
+    for problem in problems:
+        if problem.id in UNDECLARED and not problem.declaration_path.is_file():
+            log(f"note {problem.key}: no declare.py yet (listed in checker.UNDECLARED)")
     for problem in problems:       # notes, not issues: cases waiting on something (e.g. sim's prefix cache)
         if problem.hidden_tests.is_file():
             for line in problem.hidden_tests.read_text(encoding="utf-8").splitlines():
