@@ -23,10 +23,20 @@ CHAPTERS = {
     "02": ("系统设计", "System design"),
     "03": ("设计题解答 I", "Design answers I"),
     "04": ("设计题解答 II", "Design answers II"),
-    "05": ("进阶专题", "Later topics"),
+    "05": ("量化部署", "Quantized deployment"),
+    "06": ("前缀缓存与 KV 分层", "Prefix caching and KV tiers"),
+    "07": ("PD 分离", "PD disaggregation"),
+    "08": ("投机解码", "Speculative decoding"),
+    "09": ("并行", "Parallelism"),
+    "10": ("长上下文", "Long context"),
+    "11": ("进阶专题", "Later topics"),     # every topic after chapter 10
 }
 HINT_HEADING = "## 提示"
 EXPLANATION_HEADING = "## 解析"
+DECLARATION_FILE = "declare.py"
+# The statement's generated input-check block sits between these two lines (see declkit.render).
+DECLARED_BEGIN = "<!-- declared:begin (generated from declare.py; edit declare.py, then run `judge.py declare`) -->"
+DECLARED_END = "<!-- declared:end -->"
 _FOLDER = re.compile(r"^(\d+)-([a-z0-9][a-z0-9-]*)$")
 _EXAMPLE_BLOCK = re.compile(r"^```json example[ \t]*\n(.*?)^```[ \t]*$", re.S | re.M)
 
@@ -143,6 +153,10 @@ class Problem:
         return self.folder / "solution.py"
 
     @property
+    def declaration_path(self) -> Path:
+        return self.folder / DECLARATION_FILE
+
+    @property
     def example_tests(self) -> Path:
         return self.folder / "test_example.py"
 
@@ -164,7 +178,10 @@ class Problem:
 
     @property
     def statement(self) -> str:
-        return self._split()[0]
+        """The statement as the learner reads it (the generated block's marker lines left out)."""
+        text = self._split()[0]
+        return "\n".join(line for line in text.split("\n")
+                         if line.strip() not in (DECLARED_BEGIN, DECLARED_END))
 
     @property
     def hint(self) -> str:

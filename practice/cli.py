@@ -17,7 +17,7 @@ from .i18n import t
 from .judging import judge, limits_for
 from .verdicts import _pad, render_text, sandbox_notice
 
-VERBS = ("judge", "test", "start", "reset", "show", "hint", "solution", "list", "progress", "check")
+VERBS = ("judge", "test", "start", "reset", "show", "hint", "solution", "list", "progress", "check", "declare")
 
 
 def _cmd(verb: str, problem_id=None) -> str:
@@ -87,6 +87,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("problems", nargs="*")
     p.add_argument("--mutants", action="store_true",
                    help="also judge single-point mutants of each reference (are the hidden tests sharp?)")
+    p = sub.add_parser("declare", parents=[common],
+                       help="maintainers: write each problem's input-check block from its declare.py")
+    p.add_argument("problems", nargs="*")
     return parser
 
 
@@ -329,9 +332,31 @@ def cmd_check(ctx, args) -> int:
     return 0
 
 
+def cmd_declare(ctx, args) -> int:
+    """Rewrite the generated input-check block of each problem that has a declare.py."""
+    from . import declaration
+    wanted = {str(k) for k in args.problems}
+    status = 0
+    for problem in catalog.all_problems():
+        if wanted and str(problem.id) not in wanted and problem.key not in wanted:
+            continue
+        if not problem.declaration_path.is_file():
+            if wanted:
+                ctx.out(f"skip {problem.key}: no declare.py")
+            continue
+        try:
+            changed = declaration.write(problem)
+        except Exception as exc:  # noqa: BLE001 - a maintainer's broken declaration: say which
+            ctx.out(f"FAIL {problem.key}: {type(exc).__name__}: {exc}")
+            status = 1
+            continue
+        ctx.out(f"{'wrote' if changed else 'same '} {problem.key}")
+    return status
+
+
 COMMANDS = {"judge": cmd_judge, "test": cmd_test, "start": cmd_start, "reset": cmd_reset,
             "show": cmd_show, "hint": cmd_hint, "solution": cmd_solution, "list": cmd_list,
-            "progress": cmd_progress, "check": cmd_check}
+            "progress": cmd_progress, "check": cmd_check, "declare": cmd_declare}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -4,8 +4,11 @@ from __future__ import annotations
 from pathlib import Path
 
 from .catalog import Problem
-from .runner import Limits, judge_file
+from .runner import SANDBOX, Limits, judge_file
 from .verdicts import Report
+
+
+DECLARED_TESTS = SANDBOX / "test_declared.py"   # the cases generated from declare.py
 
 
 def limits_for(problem: Problem, case_s: float | None = None, memory_mb: int | None = None,
@@ -17,5 +20,9 @@ def limits_for(problem: Problem, case_s: float | None = None, memory_mb: int | N
 
 def judge(problem: Problem, path: Path, *, examples_only: bool = False,
           limits: Limits | None = None) -> Report:
-    tests = [problem.example_tests] if examples_only else [problem.example_tests, problem.hidden_tests]
+    tests = [problem.example_tests]
+    if not examples_only:
+        tests.append(problem.hidden_tests)
+        if problem.declaration_path.is_file():
+            tests.append(DECLARED_TESTS)
     return judge_file(Path(path), problem.solution_path, tests, limits or limits_for(problem))

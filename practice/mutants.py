@@ -278,9 +278,17 @@ class Suite:
         sys.modules["reference"] = self.reference
         sys.modules["submission"] = _proxy(codec)
         self.cases = []
-        for path in (problem.example_tests, problem.hidden_tests):
+        paths = [problem.example_tests, problem.hidden_tests]
+        sys.modules.pop("declare", None)            # never another problem's declaration
+        if problem.declaration_path.is_file():      # the generated cases, from the same declaration
+            _load(SANDBOX / "declkit.py", "declkit")
+            _load(problem.declaration_path, "declare")
+            paths.append(SANDBOX / "test_declared.py")
+        for path in paths:
             module = _load(path, f"_mut_{tag}_{path.stem}")
             self.cases += [(f"{path.name}::{cid}", fn, kw) for cid, fn, kw in _cases(module)]
+            if path.stem == "test_declared":
+                fields += [(c.function, f) for c in module.CASES for _, _, valid, f in c.variants if not valid]
 
     def run(self, module, stop_at_first: bool = True) -> list[tuple[str, str]]:
         """Failures as (case, why); [] when every case passes."""

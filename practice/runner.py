@@ -70,8 +70,11 @@ class _State:
 def _prepare(work: Path, submission: bytes, reference: Path, tests: list[Path]) -> None:
     (work / "submission.src").write_bytes(submission)
     shutil.copyfile(reference, work / "reference.py")
-    for name in ("judgekit.py", "judge_remote.py"):
+    for name in ("judgekit.py", "judge_remote.py", "declkit.py"):
         shutil.copyfile(SANDBOX / name, work / name)
+    declaration = reference.parent / "declare.py"
+    if declaration.is_file():      # the generated cases (test_declared.py) read it
+        shutil.copyfile(declaration, work / "declare.py")
     shutil.copyfile(SANDBOX / "judge_plugin.py", work / "conftest.py")
     (work / "pytest.ini").write_text("[pytest]\naddopts =\n", encoding="utf-8")
     for test in tests:

@@ -115,15 +115,30 @@ def check_close(got, expected, *, rtol: float = 1e-9, atol: float = 0.0, path: s
         raise
 
 
+def _declared_rule(fn, field: str) -> dict:
+    """The rule ``declare.py`` gives ``field`` (zh and en), for the verdict; {} without one."""
+    import sys
+    declare, kit = sys.modules.get("declare"), sys.modules.get("declkit")
+    if declare is None or kit is None:
+        return {}
+    name = getattr(fn, "__name__", "")
+    functions = getattr(declare, "FUNCTIONS", {})
+    zh = kit.rule_for(functions, name, field, "zh")
+    return {} if zh is None else {"rule": zh, "rule_en": kit.rule_for(functions, name, field, "en")}
+
+
 def expect_value_error(fn, *args, field: str, **kwargs) -> None:
-    """The call must raise ``ValueError`` whose message names ``field``."""
+    """The call must raise ``ValueError`` whose message names ``field``. Where the problem declares
+    ``field``, the verdict quotes its rule (never an expected value)."""
     try:
         fn(*args, **kwargs)
     except ValueError as exc:
         if not re.search(r"(?<![A-Za-z0-9_])" + re.escape(field) + r"(?![A-Za-z0-9_])", str(exc)):
-            raise Mismatch("error_field", field=field) from None
+            rule = _declared_rule(fn, field)
+            raise Mismatch("error_field_rule" if rule else "error_field", field=field, **rule) from None
         return
-    raise Mismatch("no_raise", field=field)
+    rule = _declared_rule(fn, field)
+    raise Mismatch("no_raise_rule" if rule else "no_raise", field=field, **rule)
 
 
 def call(module, name: str):
