@@ -12,27 +12,29 @@ def _int(name, x, minimum):
         raise ValueError(f"{name} must be an integer >= {minimum}, got {x!r}")
 
 
-def _table(name, blocks):
-    if not isinstance(blocks, list) or any(not _whole(b) or b < 0 for b in blocks) \
-            or len(set(blocks)) != len(blocks):
-        raise ValueError(f"{name} must be a list of distinct integers >= 0, got {blocks!r}")
+def _pairs(block_pairs):
+    if not isinstance(block_pairs, list) or any(
+            not isinstance(p, list) or len(p) != 2 or not all(_whole(b) and b >= 0 for b in p) for p in block_pairs):
+        raise ValueError(f"block_pairs must be a list of [src, dst] pairs of integers >= 0, got {block_pairs!r}")
+    for side in (0, 1):
+        ids = [p[side] for p in block_pairs]
+        if len(set(ids)) != len(ids):
+            raise ValueError(f"block_pairs: a physical block appears twice on the {('source', 'destination')[side]} "
+                             f"side, got {ids!r}")
 
 
-def copy_plan(src_blocks, dst_blocks, block_bytes, cached_blocks=0):
+def copy_plan(block_pairs, block_bytes, cached_blocks=0):
     """One [src_offset, dst_offset, nbytes] copy per maximal run of blocks that are consecutive on
     both sides, skipping the first cached_blocks blocks (already in the decode side's cache)."""
-    _table("src_blocks", src_blocks)
-    _table("dst_blocks", dst_blocks)
-    if len(dst_blocks) != len(src_blocks):
-        raise ValueError(f"dst_blocks must have as many blocks as src_blocks ({len(src_blocks)}), "
-                         f"got {len(dst_blocks)}")
+    _pairs(block_pairs)
     _int("block_bytes", block_bytes, 1)
-    if not _whole(cached_blocks) or not 0 <= cached_blocks <= len(src_blocks):
-        raise ValueError(f"cached_blocks must be an integer in [0, {len(src_blocks)}], got {cached_blocks!r}")
+    if not _whole(cached_blocks) or not 0 <= cached_blocks <= len(block_pairs):
+        raise ValueError(f"cached_blocks must be an integer in [0, {len(block_pairs)}] (the request's blocks), "
+                         f"got {cached_blocks!r}")
     plan = []
-    for i in range(cached_blocks, len(src_blocks)):
-        s, d = src_blocks[i], dst_blocks[i]
-        if i > cached_blocks and s == src_blocks[i - 1] + 1 and d == dst_blocks[i - 1] + 1:
+    for i in range(cached_blocks, len(block_pairs)):
+        s, d = block_pairs[i]
+        if i > cached_blocks and s == block_pairs[i - 1][0] + 1 and d == block_pairs[i - 1][1] + 1:
             plan[-1][2] += block_bytes
         else:
             plan.append([s * block_bytes, d * block_bytes, block_bytes])
@@ -51,8 +53,8 @@ def _heads_of(rank, num_kv_heads, tp):
 def _layout(name, num_kv_heads, tp):
     _int(name, tp, 1)
     if num_kv_heads % tp and tp % num_kv_heads:  # neither divides the other
-        raise ValueError(f"{name} must divide num_kv_heads or be a multiple of it "
-                         f"(num_kv_heads = {num_kv_heads}), got {tp!r}")
+        raise ValueError(f"{name} must divide the number of KV heads ({num_kv_heads}) or be a multiple "
+                         f"of it, got {tp!r}")
 
 
 def tp_plan(num_kv_heads, prefill_tp, decode_tp):

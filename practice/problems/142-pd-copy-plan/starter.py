@@ -5,7 +5,7 @@ Judge with:  python practice/judge.py 142
 """
 
 
-def copy_plan(src_blocks, dst_blocks, block_bytes, cached_blocks=0):
+def copy_plan(block_pairs, block_bytes, cached_blocks=0):
     """Return [[src_offset, dst_offset, nbytes], ...]: one copy per run of consecutive blocks."""
     raise NotImplementedError
 
