@@ -28,9 +28,8 @@ def _scores(scores):
     if not isinstance(scores, list):
         raise ValueError("scores must be a list of rows")
     for t, row in enumerate(scores):
-        if not isinstance(row, list) or len(row) != t + 1 or any(not _whole(x) or x < 0 for x in row) \
-                or sum(row) == 0:
-            raise ValueError(f"scores: row {t} must be a list of {t + 1} integers >= 0, not all 0, got {row!r}")
+        if not isinstance(row, list) or len(row) != t + 1 or any(not _whole(x) or x < 1 for x in row):
+            raise ValueError(f"scores: row {t} must be a list of {t + 1} integers >= 1, got {row!r}")
 
 
 def run_eviction(scores, budget, policy, keep_recent):
@@ -45,7 +44,8 @@ def run_eviction(scores, budget, policy, keep_recent):
     if policy not in POLICIES:
         raise ValueError(f"policy must be one of {POLICIES}, got {policy!r}")
     if not _whole(keep_recent) or not 0 <= keep_recent < budget:
-        raise ValueError(f"keep_recent must be an integer in [0, budget - 1], got {keep_recent!r}")
+        raise ValueError(f"keep_recent must be an integer in [0, {budget - 1}] (fewer than the cache holds), "
+                         f"got {keep_recent!r}")
     sink = budget - keep_recent
     cache, total = [], {}
     evicted, captured = [], []

@@ -73,6 +73,11 @@ def test_h2o_tie_evicts_the_oldest():
     check_close(*both("run_eviction", rows, 3, "h2o", 1), rtol=RTOL)
 
 
+def test_h2o_can_evict_the_oldest_token():
+    check_close(*both("run_eviction", [[1], [1, 9], [1, 9, 9]], 2, "h2o", 0), rtol=RTOL)
+    check_close(*both("run_eviction", [[1], [1, 9], [1, 9, 9], [1, 1, 9, 9]], 3, "h2o", 1), rtol=RTOL)
+
+
 def test_h2o_strictly_smaller_later_wins():
     rows = [[5], [5, 1], [5, 2, 1], [5, 1, 2, 1]]
     check_close(*both("run_eviction", rows, 3, "h2o", 1), rtol=RTOL)
@@ -80,7 +85,7 @@ def test_h2o_strictly_smaller_later_wins():
 
 def test_h2o_counts_the_new_tokens_own_score():
     # with keep_recent 0 the newest token is a candidate; its own score decides
-    rows = [[1], [1, 9], [4, 3, 1]]
+    rows = [[1], [1, 9], [12, 3, 1]]
     check_close(*both("run_eviction", rows, 2, "h2o", 0), rtol=RTOL)
     rows = [[1], [1, 9], [4, 3, 5]]
     check_close(*both("run_eviction", rows, 2, "h2o", 0), rtol=RTOL)
@@ -107,8 +112,8 @@ def test_captured_counts_tokens_evicted_in_the_same_step():
     check_close(*both("run_eviction", rows, 2, "h2o", 1), rtol=RTOL)
 
 
-def test_zero_scores_on_some_positions():
-    rows = [[1], [0, 1], [0, 0, 1], [0, 0, 0, 1], [3, 0, 0, 0, 1]]
+def test_low_scores_on_some_positions():
+    rows = [[1], [1, 1], [1, 1, 1], [1, 1, 1, 1], [3, 1, 1, 1, 1]]
     check_close(*both("run_eviction", rows, 2, "h2o", 1), rtol=RTOL)
     check_close(*both("run_eviction", rows, 3, "streaming", 1), rtol=RTOL)
 
@@ -127,9 +132,7 @@ def _scores(rng, n):
     heavy = set(rng.sample(range(n), min(n, rng.randint(0, 3))))
     rows = []
     for t in range(n):
-        row = [rng.randint(0, 3) + (rng.randint(5, 40) if j in heavy or j == 0 else 0) for j in range(t + 1)]
-        if sum(row) == 0:
-            row[t] = 1
+        row = [rng.randint(1, 4) + (rng.randint(5, 40) if j in heavy or j == 0 else 0) for j in range(t + 1)]
         rows.append(row)
     return rows
 
@@ -149,29 +152,16 @@ def test_random(index):
     check_close(*both("streaming_keep", len(rows), budget - recent, recent))
 
 
+# Cross-item and cross-field rules only; the declared domains are covered by the generated cases.
 BAD = [
-    ("seq_len", "streaming_keep", (-1, 1, 1)),
-    ("seq_len", "streaming_keep", (3.0, 1, 1)),
-    ("seq_len", "streaming_keep", (True, 1, 1)),
-    ("sink", "streaming_keep", (3, -1, 1)),
-    ("sink", "streaming_keep", (3, 1.5, 1)),
-    ("window", "streaming_keep", (3, 1, -1)),
-    ("window", "streaming_keep", (3, 1, None)),
-    ("scores", "run_eviction", ("x", 2, "h2o", 0)),
     ("scores", "run_eviction", ([[1], [1]], 2, "h2o", 0)),
     ("scores", "run_eviction", ([[1, 1]], 2, "h2o", 0)),
-    ("scores", "run_eviction", ([[0]], 2, "h2o", 0)),
-    ("scores", "run_eviction", ([[1], [1, -1]], 2, "h2o", 0)),
-    ("scores", "run_eviction", ([[1], [1, 0.5]], 2, "h2o", 0)),
-    ("scores", "run_eviction", ([[True]], 2, "h2o", 0)),
-    ("scores", "run_eviction", ([(1,)], 2, "h2o", 0)),
-    ("budget", "run_eviction", ([[1]], 0, "h2o", 0)),
-    ("budget", "run_eviction", ([[1]], 2.0, "h2o", 0)),
-    ("policy", "run_eviction", ([[1]], 2, "lru", 0)),
-    ("policy", "run_eviction", ([[1]], 2, None, 0)),
+    ("scores", "run_eviction", ([[1], [1, 1], [1, 1]], 2, "h2o", 0)),
+    ("scores", "run_eviction", ([[1], [1, 1], [1, 1, 1, 1]], 2, "h2o", 0)),
+    ("scores", "run_eviction", ([[1], [1, 0]], 2, "h2o", 0)),
     ("keep_recent", "run_eviction", ([[1]], 2, "h2o", 2)),
-    ("keep_recent", "run_eviction", ([[1]], 2, "h2o", -1)),
-    ("keep_recent", "run_eviction", ([[1]], 2, "streaming", 1.0)),
+    ("keep_recent", "run_eviction", ([[1]], 2, "streaming", 3)),
+    ("keep_recent", "run_eviction", ([[1]], 1, "h2o", 1)),
 ]
 
 
