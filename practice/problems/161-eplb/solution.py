@@ -18,12 +18,12 @@ def _loads(loads):
         raise ValueError(f"loads must be a non-empty list of integers >= 0, got {loads!r}")
 
 
-def _replicas(loads, num_slots):
+def _replicas(loads, num_redundant):
     """Counts per expert and the physical experts' logical ids (originals first, then each extra
     replica in the order it was added)."""
     counts = [1] * len(loads)
     physical = list(range(len(loads)))
-    for _ in range(num_slots - len(loads)):
+    for _ in range(num_redundant):
         best = 0
         for e in range(1, len(loads)):
             if loads[e] / counts[e] > loads[best] / counts[best]:
@@ -33,14 +33,12 @@ def _replicas(loads, num_slots):
     return counts, physical
 
 
-def replicate(loads, num_slots):
+def replicate(loads, num_redundant):
     """Replica count of each expert after giving each extra slot to the expert with the largest load
     per replica (the lowest index on ties)."""
     _loads(loads)
-    _int("num_slots", num_slots, 1)
-    if num_slots < len(loads):
-        raise ValueError(f"num_slots must be at least the number of experts ({len(loads)}), got {num_slots}")
-    return _replicas(loads, num_slots)[0]
+    _int("num_redundant", num_redundant, 0)
+    return _replicas(loads, num_redundant)[0]
 
 
 def _pack(weights, num_packs):
@@ -67,21 +65,20 @@ def pack(weights, num_packs):
         raise ValueError(f"weights must be a non-empty list of finite numbers >= 0, got {weights!r}")
     _int("num_packs", num_packs, 1)
     if len(weights) % num_packs:
-        raise ValueError(f"num_packs must divide the number of weights ({len(weights)}), got {num_packs}")
+        raise ValueError(f"num_packs must divide the number of items ({len(weights)}), got {num_packs}")
     members, totals = _pack(weights, num_packs)
     return {"members": members, "totals": totals}
 
 
-def place(loads, num_gpus, slots_per_gpu):
-    """Replicate to num_gpus x slots_per_gpu physical experts, then pack them onto the GPUs by load
-    per replica."""
+def place(loads, num_gpus, redundant_per_gpu):
+    """Give every GPU len(loads) / num_gpus experts plus redundant_per_gpu extra replicas: replicate,
+    then pack the physical experts onto the GPUs by load per replica."""
     _loads(loads)
     _int("num_gpus", num_gpus, 1)
-    _int("slots_per_gpu", slots_per_gpu, 1)
-    if num_gpus * slots_per_gpu < len(loads):
-        raise ValueError(f"slots_per_gpu: num_gpus x slots_per_gpu must be at least the number of experts "
-                         f"({len(loads)}), got {num_gpus} x {slots_per_gpu}")
-    counts, physical = _replicas(loads, num_gpus * slots_per_gpu)
+    if len(loads) % num_gpus:
+        raise ValueError(f"num_gpus must divide the number of experts ({len(loads)}), got {num_gpus}")
+    _int("redundant_per_gpu", redundant_per_gpu, 0)
+    counts, physical = _replicas(loads, num_gpus * redundant_per_gpu)
     weights = [loads[e] / counts[e] for e in physical]
     members, totals = _pack(weights, num_gpus)
     mean = sum(totals) / num_gpus

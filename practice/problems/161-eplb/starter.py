@@ -5,7 +5,7 @@ Judge with:  python practice/judge.py 161
 """
 
 
-def replicate(loads, num_slots):
+def replicate(loads, num_redundant):
     """Return the number of replicas of each expert (a list of ints)."""
     raise NotImplementedError
 
@@ -15,6 +15,6 @@ def pack(weights, num_packs):
     raise NotImplementedError
 
 
-def place(loads, num_gpus, slots_per_gpu):
+def place(loads, num_gpus, redundant_per_gpu):
     """Return {"gpu_experts": [[expert ids] per GPU], "gpu_load": [...], "imbalance": max / mean}."""
     raise NotImplementedError

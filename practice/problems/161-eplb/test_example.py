@@ -3,7 +3,7 @@ import submission
 from judgekit import run_example
 
 EXAMPLE = {'function': 'place',
- 'args': [[900, 300, 100, 100, 600, 200, 150, 50], 4, 3],
+ 'args': [[900, 300, 100, 100, 600, 200, 150, 50], 4, 1],
  'kwargs': {},
  'rtol': 1e-09,
  'expected': {'gpu_experts': [[1, 0, 3], [4, 0, 7], [4, 5, 2], [0, 0, 6]],
