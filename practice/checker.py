@@ -34,7 +34,7 @@ from .verdicts import cannot_text, reason_text
 FILES = ("problem.md", "starter.py", "solution.py", "test_example.py", "test_hidden.py")
 # Problems written before declarations existed and not converted yet: ``check`` notes them instead
 # of failing. Every other problem needs a ``declare.py``; this set only ever shrinks.
-UNDECLARED = frozenset({126,127,128,129,130,131,133,135,137,139,141,143,144,146,147,148,149,150,152,158,167,168,169,173,175,178,184})
+UNDECLARED = frozenset({126,127,128,130,131,133,135,137,139,141,143,144,146,147,148,149,150,152,158,167,168,173,175,184})
 
 
 def _load_module(path: Path, name: str):

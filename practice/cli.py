@@ -176,6 +176,8 @@ def _run_judge(ctx: _Ctx, problem, path: Path, examples: bool, args) -> int:
         print(notice, file=sys.stderr)
     ctx.out()
     ctx.out(render_text(report, ctx.lang))
+    if report.interrupted:
+        return 130                        # the shell's code for SIGINT; not counted as an attempt
     if not examples:
         _, aside = progress.record(ctx.ws, problem.id, report.accepted, report.verdict_key())
         if aside is not None:
@@ -264,6 +266,8 @@ def cmd_hint(ctx, args) -> int:
         ctx.out(t("cli.hint_item", ctx.lang, i=i, n=len(hints), text=text))
     if shown < len(hints):
         ctx.out(t("cli.hint_more", ctx.lang, cmd=_cmd("hint", problem.id)))
+    else:
+        ctx.out(t("cli.hint_last", ctx.lang, n=len(hints), cmd=_cmd("solution", problem.id)))
     return 0
 
 
@@ -312,11 +316,59 @@ def cmd_progress(ctx, args) -> int:
     solved = sum(s == "solved" for s in states.values())
     tried = sum(s == "tried" for s in states.values())
     ctx.out(t("cli.progress", ctx.lang, solved=solved, total=len(problems), tried=tried))
-    nxt = next((p for p in problems if states[p.id] != "solved"), None)
-    if nxt is not None:
-        ctx.out(t("cli.progress_next", ctx.lang, id=nxt.id, title=nxt.display_title(ctx.lang),
-                  cmd=_cmd("", nxt.id).replace("  ", " ")))
+    _say_next(ctx, problems, states)
     return 0
+
+
+def next_problem(problems, states: dict):
+    """The problem to work on next: the first one tried but not solved, else the first untouched
+    one (catalog order), else None."""
+    return next((p for p in problems if states[p.id] == "tried"), None) or \
+        next((p for p in problems if states[p.id] == "new"), None)
+
+
+def _say_next(ctx, problems, states) -> None:
+    nxt = next_problem(problems, states)
+    if nxt is not None:
+        key = "cli.progress_continue" if states[nxt.id] == "tried" else "cli.progress_next"
+        ctx.out(t(key, ctx.lang, id=nxt.id, title=nxt.display_title(ctx.lang),
+                  cmd=_cmd("", nxt.id).replace("  ", " ")))
+    elif problems:
+        ctx.out(t("cli.all_solved", ctx.lang))
+
+
+def cmd_welcome(ctx) -> int:
+    """A bare ``judge.py``: the next step, then the verbs."""
+    data = ctx.load_progress()
+    problems = catalog.all_problems()
+    states = {p.id: progress.status(data, p.id) for p in problems}
+    _say_next(ctx, problems, states)
+    ctx.out(t("cli.welcome", ctx.lang))
+    return 0
+
+
+def _first_positional(argv: list[str]) -> int | None:
+    takes_value = {"--lang", "--workspace", "--time-limit", "--memory-mb"}
+    i = 0
+    while i < len(argv):
+        if argv[i] in takes_value:
+            i += 2
+        elif argv[i].startswith("-"):
+            i += 1
+        else:
+            return i
+    return None
+
+
+def _mistyped_verb(argv: list[str]) -> tuple[str, str] | None:
+    """(typed, suggested verb) when the first word is neither a verb nor a problem but is close
+    to a verb (``hnt 139`` -> ``hint``)."""
+    import difflib
+    i = _first_positional(argv)
+    if i is None or argv[i] in VERBS or catalog.find(argv[i]) is not None:
+        return None
+    close = difflib.get_close_matches(argv[i].lower(), VERBS, n=1, cutoff=0.6)
+    return (argv[i], close[0]) if close else None
 
 
 def cmd_check(ctx, args) -> int:
@@ -366,6 +418,19 @@ def main(argv: list[str] | None = None) -> int:
         except (AttributeError, ValueError):
             pass
     argv = list(sys.argv[1:] if argv is None else argv)
+    lang_early = os.environ.get("PRACTICE_LANG", "zh")
+    if "--lang" in argv[:-1]:
+        lang_early = argv[argv.index("--lang") + 1]
+    lang_early = lang_early if lang_early in ("zh", "en") else "zh"
+    if _first_positional(argv) is None and not any(a in ("-h", "--help") for a in argv):
+        args = _parser().parse_args(argv + ["list"])      # options only: validate them, then welcome
+        return cmd_welcome(_Ctx(args))
+    typo = _mistyped_verb(argv)
+    if typo is not None:
+        i = _first_positional(argv)
+        fixed = ["python practice/judge.py", typo[1]] + argv[i + 1:]
+        print(t("cli.did_you_mean", lang_early, typed=typo[0], cmd=" ".join(fixed)), file=sys.stderr)
+        return 2
     args = _parser().parse_args(_normalise(argv))
     ctx = _Ctx(args)
     try:                                  # checked once here; _run_judge takes the parsed values

@@ -146,28 +146,32 @@ def issues(problem: catalog.Problem) -> list[str]:
             out.append(f"{p}: {name}(): declare.py's parameters {list(fn.params)} differ from the "
                        f"reference's {names} (same names, same order)")
             continue
-        if set(fn.example) != set(names):
-            out.append(f"{p}: {name}(): the declared example must give every parameter by name "
-                       f"(missing {sorted(set(names) - set(fn.example))}, extra {sorted(set(fn.example) - set(names))})")
+        calls = [fn.example] + fn.also
+        if any(set(c) != set(names) for c in calls):
+            bad = next(c for c in calls if set(c) != set(names))
+            out.append(f"{p}: {name}(): every declared example must give every parameter by name "
+                       f"(missing {sorted(set(names) - set(bad))}, extra {sorted(set(bad) - set(names))})")
             continue
         for pname, spec in fn.params.items():
-            if not spec.conforms(fn.example[pname]):
-                out.append(f"{p}: {name}(): the declared example's {pname}={fn.example[pname]!r} breaks its own rule")
+            for call in calls:
+                if fn.applies(pname, call) and not spec.conforms(call[pname]):
+                    out.append(f"{p}: {name}(): a declared example's {pname}={call[pname]!r} breaks its own rule")
             empty = []
-            _walk_examples(spec, fn.example[pname], pname, empty)
+            _walk_examples(spec, fn.base_for(pname)[pname], pname, empty)
             out += [f"{p}: {name}(): the declared example's {w} is empty, so its items' rules generate no case"
                     for w in empty]
         for pname in fn.when:
             if pname not in fn.params:
                 out.append(f"{p}: {name}(): when= names {pname!r}, not a parameter")
-        try:
-            got = getattr(ref, name)(**fn.example)
-        except Exception as exc:  # noqa: BLE001
-            out.append(f"{p}: {name}(): the reference fails on the declared example: {type(exc).__name__}: {exc}")
-            continue
-        if not fn.returns.conforms(got):
-            out.append(f"{p}: {name}(): the reference's result on the declared example does not match the "
-                       f"declared return type ({fn.returns.rule('en')})")
+        for call in calls:
+            try:
+                got = getattr(ref, name)(**call)
+            except Exception as exc:  # noqa: BLE001
+                out.append(f"{p}: {name}(): the reference fails on a declared example: {type(exc).__name__}: {exc}")
+                continue
+            if not fn.returns.conforms(got):
+                out.append(f"{p}: {name}(): the reference's result on a declared example does not match the "
+                           f"declared return type ({fn.returns.rule('en')})")
     out += _statement_issues(problem, functions)
     return out
 

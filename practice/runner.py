@@ -177,39 +177,47 @@ def _run_trusted(work: Path, state: _State, limits: Limits, protect: list[Path],
         except OSError:
             pass
         hard_deadline = time.monotonic() + limits.run_s + HARD_MARGIN_S
-        pending = b""
-        while True:
-            left = hard_deadline - time.monotonic()
-            if left <= 0:
-                killed_for = "run"
-                _stop(proc)
-                break
-            ready, _, _ = select.select([read_fd], [], [], min(left, 0.5))
-            if not ready:
-                continue
-            chunk = os.read(read_fd, 1 << 16)
-            if not chunk:
-                break
-            pending += chunk
-            *lines, pending = pending.split(b"\n")
-            for raw in lines:
-                record = _verify(key, raw)
-                if record is None:                 # not signed with this run's key: ignored
-                    continue
-                _absorb(state, record)
-        if proc.poll() is None:
+        try:
+            killed_for = _read_records(proc, read_fd, key, state, hard_deadline)
+        except KeyboardInterrupt:          # Ctrl-C: stop now, keep what was judged
+            killed_for = "interrupted"
+        if proc.poll() is None and killed_for != "interrupted":
             try:
                 proc.wait(timeout=HARD_MARGIN_S)
             except subprocess.TimeoutExpired:
                 killed_for = killed_for or "run"
     finally:
-        _stop(proc)  # also on KeyboardInterrupt in the parent: nothing is left running
+        _stop(proc)  # also on a second KeyboardInterrupt: nothing is left running
         os.close(read_fd)
-    if state.cases is None and state.import_error is None:
+    if state.cases is None and state.import_error is None and killed_for != "interrupted":
         tail = log.read_bytes()[-1500:].decode("utf-8", "replace") if log.exists() else ""
         state.import_error = {"event": "import_error", "kind": "run_timeout" if killed_for else "internal",
                               "exit_code": proc.returncode, "log": tail}
     return killed_for
+
+
+def _read_records(proc, read_fd: int, key: bytes, state: _State, hard_deadline: float) -> str | None:
+    """Fold the trusted process's signed records into ``state`` until its pipe closes; "run" when
+    the hard deadline passed first (the process is then stopped)."""
+    pending = b""
+    while True:
+        left = hard_deadline - time.monotonic()
+        if left <= 0:
+            _stop(proc)
+            return "run"
+        ready, _, _ = select.select([read_fd], [], [], min(left, 0.5))
+        if not ready:
+            continue
+        chunk = os.read(read_fd, 1 << 16)
+        if not chunk:
+            return None
+        pending += chunk
+        *lines, pending = pending.split(b"\n")
+        for raw in lines:
+            record = _verify(key, raw)
+            if record is None:                 # not signed with this run's key: ignored
+                continue
+            _absorb(state, record)
 
 
 def _inside(path: Path, folder: Path) -> bool:
@@ -290,13 +298,16 @@ def judge_file(submission: Path, reference: Path, tests: list[Path], limits: Lim
         elapsed = time.monotonic() - started
         if tampered:
             return Report.cannot_judge({"kind": "tampered"}, elapsed_s=elapsed, sandbox=state.sandbox)
-        if state.import_error is not None:
+        if state.import_error is not None and killed_for != "interrupted":
             info = {k: v for k, v in state.import_error.items() if k != "event"}
             return Report.cannot_judge(info, elapsed_s=elapsed, sandbox=state.sandbox)
         results = []
+        interrupted = killed_for == "interrupted"
         for case in state.cases or []:
             if case in state.done:
                 results.append(state.done[case])
+            elif interrupted:
+                results.append(CaseResult(case, "skipped", {"code": "interrupted"}, 0.0))
             elif case == state.current:
                 results.append(CaseResult(case, "timeout" if killed_for else "error",
                                           {"code": "timeout", "limit_s": limits.case_s} if killed_for
@@ -306,8 +317,8 @@ def judge_file(submission: Path, reference: Path, tests: list[Path], limits: Lim
                                                             "limit_s": limits.run_s}, 0.0))
             else:
                 results.append(CaseResult(case, "skipped", {"code": "after_crash"}, 0.0))
-        if not results:
+        if not results and not interrupted:
             return Report.cannot_judge({"kind": "no_cases"}, elapsed_s=elapsed, sandbox=state.sandbox)
-        return Report(results, elapsed_s=elapsed, sandbox=state.sandbox)
+        return Report(results, elapsed_s=elapsed, sandbox=state.sandbox, interrupted=interrupted)
     finally:
         shutil.rmtree(work, ignore_errors=True)

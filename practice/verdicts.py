@@ -57,6 +57,7 @@ class Report:
     elapsed_s: float = 0.0
     cannot: dict | None = None    # set when the file could not be judged at all
     sandbox: dict | None = None   # {"landlock": "abi<N>" or why not, "reason": ...}
+    interrupted: bool = False     # stopped by Ctrl-C: the cases judged before it, the rest "skipped"
 
     @classmethod
     def cannot_judge(cls, info: dict, elapsed_s: float = 0.0, sandbox: dict | None = None) -> "Report":
@@ -79,7 +80,7 @@ class Report:
 
     @property
     def accepted(self) -> bool:
-        return self.cannot is None and self.total > 0 and self.passed == self.total
+        return self.cannot is None and not self.interrupted and self.total > 0 and self.passed == self.total
 
     def first_failure(self) -> CaseResult | None:
         return next((c for c in self.cases if not c.passed), None)
@@ -230,7 +231,15 @@ def render_text(report: Report, lang: str = "zh") -> str:
             lines.append("  " + t("output", lang, n=len(first.output), total=first.output_chars))
             lines.extend(output_lines(first.output, lang))
         lines.append("")
+    timed_out = [c.name(lang) for c in report.cases if c.verdict == "timeout" and c.reason.get("code") != "timeout_hung"]
+    hung = [c for c in report.cases if c.reason.get("code") == "timeout_hung"]
+    if timed_out or hung:
+        names = ", ".join(sorted({clean(c.reason.get("name"), 60) for c in hung}))
+        lines.append(t("timeouts", lang, cases=", ".join(timed_out) or "-")
+                     + (t("timeouts_hung", lang, n=len(hung), names=names) if hung else ""))
     lines.append(t("summary", lang, passed=report.passed, total=report.total))
+    if report.interrupted:
+        lines.append(t("interrupted", lang))
     return "\n".join(lines)
 
 

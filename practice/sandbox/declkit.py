@@ -249,6 +249,8 @@ class Str(Spec):
         return bool(v) or not self.nonempty
 
     def phrase(self, lang):
+        if self.choices is not None and len(self.choices) == 1:
+            return f'`"{self.choices[0]}"`'
         if self.choices is not None:
             items = "、".join(f'`"{c}"`' for c in self.choices) if lang != "en" else \
                 ", ".join(f'`"{c}"`' for c in self.choices)
@@ -447,17 +449,22 @@ class Dict(Spec):
     """A ``dict`` with exactly the keys of ``keys`` (each value conforming to its spec), plus any of
     ``optional``."""
 
-    def __init__(self, keys: dict[str, Spec] | None = None, optional: dict[str, Spec] | None = None, **kw):
+    def __init__(self, keys: dict[str, Spec] | None = None, optional: dict[str, Spec] | None = None,
+                 open: bool = False, **kw):  # noqa: A002 - reads as Dict(..., open=True)
         super().__init__(**kw)
         self.keys = dict(keys or {})
         self.optional = dict(optional or {})
+        self.open = open        # other keys allowed (and ignored)
 
     def conforms(self, v):
         if not isinstance(v, dict):
             return False
-        if any(k not in v for k in self.keys) or any(k not in self.keys and k not in self.optional for k in v):
+        if any(k not in v for k in self.keys):
             return False
-        return all((self.keys.get(k) or self.optional[k]).conforms(x) for k, x in v.items())
+        if not self.open and any(k not in self.keys and k not in self.optional for k in v):
+            return False
+        specs = {**self.keys, **self.optional}
+        return all(specs[k].conforms(x) for k, x in v.items() if k in specs)
 
     def phrase(self, lang):
         names = ("、" if lang != "en" else ", ").join(f"`{k}`" for k in self.keys)
@@ -465,8 +472,10 @@ class Dict(Spec):
             text = f"a dict with exactly the keys {names}"
             if self.optional:
                 text += " (optionally also " + ", ".join(f"`{k}`" for k in self.optional) + ")"
+            if self.open:
+                text = text.replace("exactly the keys", "at least the keys")
         else:
-            text = f"正好有键 {names} 的字典"
+            text = f"正好有键 {names} 的字典" if not self.open else f"至少有键 {names} 的字典"
             if self.optional:
                 text = f"有键 {names}（还可以有 " + "、".join(f"`{k}`" for k in self.optional) + "）的字典"
         return text
@@ -477,7 +486,8 @@ class Dict(Spec):
         if self.keys:
             first = next(iter(self.keys))
             out.append(("", {k: v for k, v in base.items() if k != first}))
-        out.append(("", {**base, "extra_key": 0}))
+        if not self.open:
+            out.append(("", {**base, "extra_key": 0}))
         for key, spec in list(self.keys.items()) + list(self.optional.items()):
             if key in base:
                 for where, v in spec.invalid(base[key]):
@@ -503,7 +513,7 @@ class Dict(Spec):
         return "dict"
 
     def same(self, other):
-        return type(other) is Dict and list(self.keys) == list(other.keys) and \
+        return type(other) is Dict and list(self.keys) == list(other.keys) and self.open == other.open and \
             list(self.optional) == list(other.optional) and self.note == other.note and \
             all(a.same(other.keys[k]) for k, a in self.keys.items()) and \
             all(a.same(other.optional[k]) for k, a in self.optional.items())
@@ -561,15 +571,30 @@ class Fn:
     """One function: its parameters' specs in signature order, its return spec, one valid call
     (``example``: every parameter by name, defaults included) and cross-field rules in words
     (``rules``; hand-written hidden cases check those). ``when={param: {other: value}}`` limits a
-    parameter's rule to calls where ``other == value`` (e.g. MLA-only fields)."""
+    parameter's rule to calls where ``other == value`` (e.g. MLA-only fields); ``also`` lists more
+    valid calls, and a parameter's generated cases start from the first call that meets its
+    ``when``."""
 
-    def __init__(self, *, returns: Spec, example: dict, rules=(), rules_en=(), when=None, **params: Spec):
+    def __init__(self, *, returns: Spec, example: dict, rules=(), rules_en=(), when=None, also=(),
+                 **params: Spec):
         self.params = params
         self.returns = returns
         self.example = dict(example)
+        self.also = [dict(e) for e in also]
         self.rules = list(rules)
         self.rules_en = list(rules_en) or list(rules)
         self.when = dict(when or {})
+
+    def applies(self, param: str, call: dict) -> bool:
+        """Whether ``param``'s rule applies to ``call`` (its ``when`` holds there)."""
+        return all(call.get(k) == v for k, v in self.when.get(param, {}).items())
+
+    def base_for(self, param: str) -> dict:
+        """The valid call a parameter's generated cases change."""
+        for call in [self.example] + self.also:
+            if self.applies(param, call):
+                return dict(call)
+        return {**self.example, **self.when.get(param, {})}
 
 
 def conforms(spec: Spec, value) -> bool:
@@ -597,12 +622,25 @@ def _bullet(name: str, spec: Spec, lang: str, indent: str, report: str | None, w
     sep = ": " if lang == "en" else "："
     cond = ""
     if when:
-        parts = ", ".join(f"`{k}` == {v!r}" for k, v in when.items())
-        cond = f" (only when {parts})" if lang == "en" else f"（仅当 {parts} 时检查）"
+        import json
+        parts = ", ".join(f"`{k}` is `{json.dumps(v)}`" for k, v in when.items())
+        cond = f" (checked only when {parts})" if lang == "en" else \
+            f"（仅当 {parts.replace(' is ', ' 为 ')} 时检查）"
     tail = ""
     if spec.report and spec.report != report:
         tail = f" (reported as `{spec.report}`)" if lang == "en" else f"（报 `{spec.report}`）"
     inner = spec.inner if isinstance(spec, Optional) else spec
+    if isinstance(inner, List) and isinstance(inner.item, Either) and \
+            all(isinstance(o, Dict) for o in inner.item.options):
+        head = inner.phrase(lang).split("，每项是")[0].split(", each item")[0]
+        head += (", each item one of these dicts" if lang == "en" else "，每项是下面几种字典之一")
+        note = spec.note_en if lang == "en" else spec.note
+        lines = [f"{indent}- `{name}`{sep}{head}{cond}{tail}" + ((("; " if lang == "en" else "；") + note) if note else "")]
+        for option in inner.item.options:
+            lines.append(f"{indent}  - {option.rule(lang)}")
+            for key, sub in list(option.keys.items()) + list(option.optional.items()):
+                lines += _bullet(key, sub, lang, indent + "    ", spec.report or report, None)
+        return lines
     if isinstance(inner, Dict) or (isinstance(inner, List) and isinstance(inner.item, Dict)):
         d = inner if isinstance(inner, Dict) else inner.item
         if isinstance(inner, List):
@@ -667,6 +705,11 @@ def _rule_at(spec: Spec, where: str, lang: str) -> tuple[Spec, str]:
     node, report = spec, spec.report
     for part in re.findall(r"\[[^\]]*\]|<key>", where):
         inner = node.inner if isinstance(node, Optional) else node
+        if isinstance(inner, Either):       # the option this part can go into
+            key = part[1:-1]
+            inner = next((o for o in inner.options if isinstance(o, Dict) and key.startswith(("'", '"'))
+                          and eval(key, {}) in {**o.keys, **o.optional}),  # noqa: S307 - our own repr
+                         next((o for o in inner.options if isinstance(o, (List, Dict, Map))), inner))
         if isinstance(inner, List):
             node = inner.item
         elif isinstance(inner, Dict):
@@ -674,9 +717,6 @@ def _rule_at(spec: Spec, where: str, lang: str) -> tuple[Spec, str]:
             node = inner.keys.get(key) or inner.optional[key]
         elif isinstance(inner, Map):
             node = inner.key if part == "<key>" else inner.value
-        elif isinstance(inner, Either):
-            node = next((o for o in inner.options if isinstance(o, (List, Dict, Map))), inner)
-            continue
         report = node.report or report
     return node, report
 
@@ -691,8 +731,7 @@ def cases(functions: dict[str, Fn], reference=None) -> list[Case]:
         for pname, spec in fn.params.items():
             if isinstance(spec, Any):
                 continue
-            base = dict(fn.example)
-            base.update(fn.when.get(pname, {}))
+            base = fn.base_for(pname)
             variants = []
             for where, value in spec.invalid(base[pname]):
                 node, report = _rule_at(spec, where, "zh")
@@ -700,7 +739,8 @@ def cases(functions: dict[str, Fn], reference=None) -> list[Case]:
             for where, value in spec.edges(base[pname]):
                 node, report = _rule_at(spec, where, "zh")
                 field = report or pname
-                if reference is not None and not _accepted_by(reference, fname, {**base, pname: value}, field):
+                if reference is not None and not _accepted_by(reference, fname, {**base, pname: value}, field,
+                                                              [p for p in fn.params if p != field]):
                     continue
                 variants.append((where, value, True, field))
             if variants:
@@ -712,12 +752,15 @@ def _names(message: str, field: str) -> bool:
     return re.search(r"(?<![A-Za-z0-9_])" + re.escape(field) + r"(?![A-Za-z0-9_])", message) is not None
 
 
-def _accepted_by(reference, fname, kwargs, field) -> bool:
+def _accepted_by(reference, fname, kwargs, field, others) -> bool:
     import copy
     try:
         getattr(reference, fname)(**copy.deepcopy(kwargs))
     except ValueError as exc:
-        return _names(str(exc), field)          # kept: the reference contradicts the declaration
+        # Kept when the message blames this field alone: the reference contradicts the declaration.
+        # A message that names other parameters too is an infeasible combination: dropped.
+        message = str(exc)
+        return _names(message, field) and not any(_names(message, o) for o in others)
     except Exception:  # noqa: BLE001 - infeasible or overflowing valid input: not this rule's case
         return False
     return True

@@ -115,7 +115,7 @@ def pytest_runtest_protocol(item, nextitem):
         _emit({"event": "end", "case": item.nodeid, "verdict": "skipped",
                "reason": {"code": code, "limit_s": RUN_LIMIT_S}, "time_s": 0.0})
         return True
-    manager.start_case()
+    manager.start_case(item.nodeid)
     _emit({"event": "start", "case": item.nodeid})
     _state["done"] = False
     _run_item(item)
@@ -137,6 +137,10 @@ def _classify(exc) -> tuple[str, dict]:
         return "wrong", {"code": exc.code, **exc.params}
     if isinstance(exc, remote.CaseTimeout):
         return "timeout", {"code": "timeout", "limit_s": CASE_LIMIT_S}
+    if isinstance(exc, remote.FunctionHung):
+        short = [c.split("::")[-1] for c in exc.cases]
+        return "timeout", {"code": "timeout_hung", "name": exc.name, "n": len(short), "first": short[0],
+                           "limit_s": CASE_LIMIT_S}
     if isinstance(exc, remote.RunOut):
         _state["skip_all"] = "run"
         return "timeout", {"code": "timeout", "limit_s": CASE_LIMIT_S}

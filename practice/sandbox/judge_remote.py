@@ -51,6 +51,18 @@ class RunOut(BaseException):
     """The whole run's time limit passed (the worker was killed)."""
 
 
+class FunctionHung(BaseException):
+    """The function already ran out of time in ``STRIKES`` earlier cases: this case is not run
+    again (so one infinite loop costs a few limits, not the whole run's)."""
+
+    def __init__(self, name: str, cases: list[str]):
+        super().__init__(name)
+        self.name, self.cases = name, list(cases)
+
+
+STRIKES = 2   # timeouts of one function before its later cases are judged "timed out" at once
+
+
 class WorkerDied(Exception):
     def __init__(self, exit_code: int | None):
         super().__init__(f"worker exited ({exit_code})")
@@ -481,6 +493,8 @@ class Manager:
         self.worker: Worker | None = None
         self.functions: list[str] = []
         self.deaths = 0
+        self.case_id = ""
+        self.hung: dict[str, list[str]] = {}     # function -> cases in which it ran out of time
         self.case_used = 0.0
         self.output = bytearray()
         self.output_bytes = 0
@@ -493,7 +507,8 @@ class Manager:
         if room > 0:
             self.output += chunk[:room]
 
-    def start_case(self) -> None:
+    def start_case(self, case_id: str = "") -> None:
+        self.case_id = case_id
         self.case_used = 0.0
         self.output = bytearray()
         self.output_bytes = 0
@@ -548,6 +563,8 @@ class Manager:
         return worker.stop() if worker is not None else None
 
     def call(self, name: str, args: tuple, kwargs: dict):
+        if len(self.hung.get(name, ())) >= STRIKES:
+            raise FunctionHung(name, self.hung[name])
         if self.worker is None:
             if self.deaths >= MAX_DEATHS:
                 raise SkipRest()
@@ -567,7 +584,11 @@ class Manager:
         try:
             worker.send(message)
             reply = worker.receive(deadline, kind, int(self.limits["memory_mb"]))
-        except (CaseTimeout, RunOut, MemoryLimit, BadReply):
+        except CaseTimeout:
+            self.hung.setdefault(name, []).append(self.case_id)
+            self.stop()
+            raise
+        except (RunOut, MemoryLimit, BadReply):
             self.stop()
             raise
         except WorkerDied as exc:

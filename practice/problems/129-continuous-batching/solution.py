@@ -13,6 +13,9 @@ def schedule_step(running, waiting, kv_used, config):
         raise ValueError(f"config must have {', '.join(keys)} as integers >= 1, got {config!r}")
     if not _int(kv_used, 0):
         raise ValueError(f"kv_used must be an integer >= 0, got {kv_used!r}")
+    for name, requests in (("running", running), ("waiting", waiting)):
+        if not isinstance(requests, list) or not all(isinstance(r, dict) and "id" in r for r in requests):
+            raise ValueError(f"{name} must be a list of request dicts (each with an id), got {requests!r}")
     for r in running:
         if not (_int(r.get("input_len"), 1) and _int(r.get("output_len"), 1) and _int(r.get("prompt_done"), 0)
                 and _int(r.get("generated"), 0) and r["prompt_done"] <= r["input_len"]):

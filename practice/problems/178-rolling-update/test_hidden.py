@@ -48,6 +48,15 @@ def test_unavailable_single_instance():
     check_close(got, expected)
 
 
+def test_unavailable_needed_is_the_float_ceiling():
+    # 0.07 / 0.01 is 7.000000000000001 in floating point: needed = ceil(...) = 8, so 2 of 10 may go
+    # down (the largest u with (10 - u) x 0.01 >= 0.07 would say 3: the statement defines needed once)
+    got, expected = both("max_unavailable", 10, 0.07, 0.01)
+    if expected != 2:
+        raise RuntimeError("the reference no longer follows the statement's definition of needed")
+    check_close(got, expected)
+
+
 def test_unavailable_overloaded_fleet():
     expect_value_error(call(submission, "max_unavailable"), 10, 160.5, 16, field="qps")
 
