@@ -34,7 +34,7 @@ from .verdicts import cannot_text, reason_text
 FILES = ("problem.md", "starter.py", "solution.py", "test_example.py", "test_hidden.py")
 # Problems written before declarations existed and not converted yet: ``check`` notes them instead
 # of failing. Every other problem needs a ``declare.py``; this set only ever shrinks.
-UNDECLARED = frozenset({126,127,128,130,131,133,135,137,139,141,143,144,146,147,148,149,150,152,158,167,168,173,175,184})
+UNDECLARED = frozenset({})
 
 
 def _load_module(path: Path, name: str):
@@ -113,7 +113,14 @@ def input_check_issues(problem: catalog.Problem) -> list[str]:
     named = {w for w in re.findall(r"`([A-Za-z_][A-Za-z0-9_]*)`", section) if w in params | tested}
     for name in sorted(tested - named):
         issues.append(f"{p}: the hidden tests validate '{name}' but the input-check section does not name it")
-    for name in sorted(named - tested):
+    declared = set()
+    if problem.declaration_path.is_file():     # every declared parameter has its generated case
+        from . import declaration
+        try:
+            declared = {name for fn in declaration.load(problem).values() for name in fn.params}
+        except Exception:  # noqa: BLE001 - reported by the declaration check
+            pass
+    for name in sorted(named - tested - declared):
         issues.append(f"{p}: the input-check section names '{name}' but no hidden case checks it")
     return issues
 

@@ -42,7 +42,7 @@ def judge_source(problem_key: str, source: str, *, examples_only: bool = False,
                        limits=limits_for(problem, case_s=case_s, memory_mb=memory_mb))
     finally:
         os.unlink(name)
-    if record and not examples_only:
+    if record and not examples_only and not report.interrupted:   # Ctrl-C: not an attempt
         progress.record(workspace.workspace_dir(workspace_override), problem.id, report.accepted,
                         report.verdict_key())
     return report

@@ -231,15 +231,14 @@ def render_text(report: Report, lang: str = "zh") -> str:
             lines.append("  " + t("output", lang, n=len(first.output), total=first.output_chars))
             lines.extend(output_lines(first.output, lang))
         lines.append("")
-    timed_out = [c.name(lang) for c in report.cases if c.verdict == "timeout" and c.reason.get("code") != "timeout_hung"]
-    hung = [c for c in report.cases if c.reason.get("code") == "timeout_hung"]
-    if timed_out or hung:
-        names = ", ".join(sorted({clean(c.reason.get("name"), 60) for c in hung}))
-        lines.append(t("timeouts", lang, cases=", ".join(timed_out) or "-")
-                     + (t("timeouts_hung", lang, n=len(hung), names=names) if hung else ""))
+    closing = _closing_lines(report, lang)
+    if closing and not report.interrupted:
+        lines.append(closing[0])          # which cases ran out of time, before the summary
+        closing = []
+    elif report.interrupted and len(closing) > 1:
+        lines.append(closing.pop(0))
     lines.append(t("summary", lang, passed=report.passed, total=report.total))
-    if report.interrupted:
-        lines.append(t("interrupted", lang))
+    lines.extend(closing)
     return "\n".join(lines)
 
 
@@ -275,5 +274,20 @@ def render_html(report: Report, lang: str = "zh") -> str:
                  f"<pre>{esc(chr(10).join(parts))}</pre>")
     summary = esc(t("summary", lang, passed=report.passed, total=report.total))
     color = "#1a7f37" if report.accepted else "#cf222e"
+    notes = "".join(f"<p>{esc(line)}</p>" for line in _closing_lines(report, lang))
     return (f"<table>{'<tr>' + head + '</tr>'}{''.join(body)}</table>{extra}"
-            f"<p style='font-weight:bold;color:{color}'>{summary}</p>")
+            f"<p style='font-weight:bold;color:{color}'>{summary}</p>{notes}")
+
+
+def _closing_lines(report: Report, lang: str) -> list[str]:
+    """The lines after the summary: which cases ran out of time, and an interruption."""
+    lines = []
+    timed_out = [c.name(lang) for c in report.cases if c.verdict == "timeout" and c.reason.get("code") != "timeout_hung"]
+    hung = [c for c in report.cases if c.reason.get("code") == "timeout_hung"]
+    if timed_out or hung:
+        names = ", ".join(sorted({clean(c.reason.get("name"), 60) for c in hung}))
+        lines.append(t("timeouts", lang, cases=", ".join(timed_out) or "-")
+                     + (t("timeouts_hung", lang, n=len(hung), names=names) if hung else ""))
+    if report.interrupted:
+        lines.append(t("interrupted", lang))
+    return lines

@@ -187,7 +187,9 @@ def test_os_exit_in_every_call_is_bounded(tmp_path):
 
 
 def test_whole_run_limit(tmp_path):
-    source = SOLUTION + "\n\ndef plan(*a, **k):\n    while True:\n        pass\n"
+    # every function loops: two timeouts each (then their cases are judged at once) pass the run's 3 s
+    source = SOLUTION + "".join(f"\n\ndef {name}(*a, **k):\n    while True:\n        pass\n"
+                                for name in P184.functions)
     limits = Limits(case_s=1.0, run_s=3.0, memory_mb=1024)
     started = time.monotonic()
     report = _judge(tmp_path, source, examples_only=False, limits=limits)
@@ -385,7 +387,12 @@ def test_maintainer_check_compares_input_checks(tmp_path):
     root = tmp_path / "problems"
     shutil.copytree(P184.folder, root / P184.folder.name)
     md = root / P184.folder.name / "problem.md"
-    md.write_text(md.read_text(encoding="utf-8").replace("`overhead_ms` 必须", "开销必须"), encoding="utf-8")
+    text = md.read_text(encoding="utf-8")
+    head, sep, rest = text.partition("### 输入检查")
+    md.write_text(head + sep + rest.replace("`overhead_ms`", "开销"), encoding="utf-8")
+    copy = catalog.load_problem(root / P184.folder.name)
+    assert any("block differs from declare.py" in i for i in checker._declaration_issues(copy))
+    (copy.folder / "declare.py").unlink()     # without a declaration, the hand-written comparison
     issues = checker.input_check_issues(catalog.load_problem(root / P184.folder.name))
     assert any("'overhead_ms'" in i and "does not name it" in i for i in issues)
 

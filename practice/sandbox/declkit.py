@@ -20,7 +20,7 @@ import math
 import numbers
 import re
 
-__all__ = ["Int", "Real", "Bool", "Str", "Optional", "Either", "List", "Dict", "Map", "Any", "Fn",
+__all__ = ["Int", "Real", "Bool", "Str", "Optional", "Either", "List", "Tuple", "Dict", "Map", "Any", "Fn",
            "render", "cases", "run_case", "conforms", "type_name", "Case"]
 
 # --- specs ------------------------------------------------------------------------------------
@@ -397,7 +397,8 @@ class List(Spec):
             head = f"{size}{noun}" if size != "（可以为空的）" else f"{noun}（可以为空）"
         if isinstance(self.item, Any) and not self.item.note:
             return head
-        return head + (", each item " if lang == "en" else "，每项是") + self.item.rule(lang)
+        item = self.item.rule(lang)
+        return head + (", each item " + item if lang == "en" else "，每项是" + spaced(item))
 
     def rule(self, lang):
         text = self.phrase(lang)
@@ -443,6 +444,54 @@ class List(Spec):
     def same(self, other):
         return type(other) is List and self.item.same(other.item) and self.kinds == other.kinds and \
             (self.min_len, self.max_len, self.note) == (other.min_len, other.max_len, other.note)
+
+
+class Tuple(Spec):
+    """A fixed-length sequence (of ``kinds``) whose i-th item conforms to ``items[i]``; ``names``
+    label the positions in the statement (``[tp, alpha_us, beta_gbs]``)."""
+
+    def __init__(self, *items: Spec, names=(), kinds=("list", "tuple"), **kw):
+        super().__init__(**kw)
+        self.items, self.names, self.kinds = tuple(items), tuple(names), tuple(kinds)
+
+    def conforms(self, v):
+        return type(v).__name__ in self.kinds and isinstance(v, (list, tuple)) and len(v) == len(self.items) \
+            and all(s.conforms(x) for s, x in zip(self.items, v))
+
+    def phrase(self, lang):
+        noun = (" or " if lang == "en" else "或").join(_KIND_NAMES[k][1 if lang == "en" else 0] for k in self.kinds)
+        label = f" `[{', '.join(self.names)}]`" if self.names else ""
+        if lang == "en":
+            return f"a {noun} of {len(self.items)}{label}"
+        return f"长度为 {len(self.items)} 的{noun}{label}"
+
+    def invalid(self, base):
+        base = list(base) if isinstance(base, (list, tuple)) and len(base) == len(self.items) else [None] * len(self.items)
+        make = tuple if "tuple" in self.kinds else list
+        out = [("", v) for v in ((list(base),) if "list" not in self.kinds else ()) +
+               ((tuple(base),) if "tuple" not in self.kinds else ()) + (3, None, make(base[:-1]), make(base + [0]))]
+        for i, spec in enumerate(self.items):
+            for where, v in spec.invalid(base[i]):
+                out.append((f"[{i}]{where}", make(base[:i] + [v] + base[i + 1:])))
+        return out
+
+    def edges(self, base):
+        base = list(base) if isinstance(base, (list, tuple)) and len(base) == len(self.items) else None
+        if base is None:
+            return []
+        make = tuple if "tuple" in self.kinds else list
+        out = [("", tuple(base) if k == "tuple" else list(base)) for k in self.kinds]
+        for i, spec in enumerate(self.items):
+            for where, v in spec.edges(base[i]):
+                out.append((f"[{i}]{where}", make(base[:i] + [v] + base[i + 1:])))
+        return out
+
+    def type_name(self):
+        return "list" if "list" in self.kinds else "tuple"
+
+    def same(self, other):
+        return type(other) is Tuple and len(self.items) == len(other.items) and self.names == other.names and \
+            self.kinds == other.kinds and all(a.same(b) for a, b in zip(self.items, other.items))
 
 
 class Dict(Spec):
@@ -534,7 +583,7 @@ class Map(Spec):
         size = ("non-empty " if lang == "en" else "非空") if self.min_len else ""
         if lang == "en":
             return f"a {size}dict whose keys are {self.key.rule(lang)} and values {self.value.rule(lang)}"
-        return f"{size}字典，键是{self.key.rule(lang)}，值是{self.value.rule(lang)}"
+        return f"{size}字典，键是{spaced(self.key.rule(lang))}，值是{spaced(self.value.rule(lang))}"
 
     def invalid(self, base):
         base = dict(base) if isinstance(base, dict) else {}
@@ -573,14 +622,18 @@ class Fn:
     (``rules``; hand-written hidden cases check those). ``when={param: {other: value}}`` limits a
     parameter's rule to calls where ``other == value`` (e.g. MLA-only fields); ``also`` lists more
     valid calls, and a parameter's generated cases start from the first call that meets its
-    ``when``."""
+    ``when``; ``infeasible`` names the parameters that a cross-field rule can reject even inside
+    their domain (e.g. a TPOT target no batch meets)."""
 
     def __init__(self, *, returns: Spec, example: dict, rules=(), rules_en=(), when=None, also=(),
-                 **params: Spec):
+                 infeasible=(), **params: Spec):
         self.params = params
         self.returns = returns
         self.example = dict(example)
         self.also = [dict(e) for e in also]
+        # parameters whose valid values can still make the call infeasible (a rule in ``rules``
+        # names them): a boundary value the reference rejects naming one of them must be rejected
+        self.infeasible = tuple(infeasible)
         self.rules = list(rules)
         self.rules_en = list(rules_en) or list(rules)
         self.when = dict(when or {})
@@ -640,6 +693,15 @@ def _bullet(name: str, spec: Spec, lang: str, indent: str, report: str | None, w
             lines.append(f"{indent}  - {option.rule(lang)}")
             for key, sub in list(option.keys.items()) + list(option.optional.items()):
                 lines += _bullet(key, sub, lang, indent + "    ", spec.report or report, None)
+        return lines
+    if isinstance(inner, List) and isinstance(inner.item, Tuple) and inner.item.names:
+        tup = inner.item
+        head = inner.phrase(lang).split("，每项是")[0].split(", each item")[0]
+        head += (", each item " if lang == "en" else "，每项是") + tup.phrase(lang)
+        notes = [n for n in ((spec.note_en if lang == "en" else spec.note), (tup.note_en if lang == "en" else tup.note)) if n]
+        lines = [f"{indent}- `{name}`{sep}{head}{cond}{tail}" + ("".join((("; " if lang == "en" else "；") + n) for n in notes))]
+        for key, sub in zip(tup.names, tup.items):
+            lines += _bullet(key, sub, lang, indent + "  ", spec.report or report, None)
         return lines
     if isinstance(inner, Dict) or (isinstance(inner, List) and isinstance(inner.item, Dict)):
         d = inner if isinstance(inner, Dict) else inner.item
@@ -717,15 +779,21 @@ def _rule_at(spec: Spec, where: str, lang: str) -> tuple[Spec, str]:
             node = inner.keys.get(key) or inner.optional[key]
         elif isinstance(inner, Map):
             node = inner.key if part == "<key>" else inner.value
+        elif isinstance(inner, Tuple):
+            node = inner.items[int(part[1:-1])]
         report = node.report or report
     return node, report
 
 
 def cases(functions: dict[str, Fn], reference=None) -> list[Case]:
-    """The generated cases. With ``reference``, a valid-side variant on which the reference raises
-    anything but a ``ValueError`` naming the field under test is dropped (an infeasible combination
-    of otherwise valid values, or an overflow far from the rule); a ``ValueError`` naming the field
-    is kept, so the reference fails that case and ``check`` reports the disagreement."""
+    """The generated cases. Each variant is (where, value, expect, field) with ``expect`` one of
+    "raise" (outside the domain: ``ValueError`` naming the field), "accept" (inside: no exception)
+    or "infeasible" (inside the domain, but the reference rejects the call by a rule of
+    ``Fn(infeasible=...)``: the same ``ValueError`` is due). With ``reference``, a valid-side
+    variant the reference rejects naming other parameters too, or with another exception, is
+    dropped (an infeasible mix of otherwise valid values, or an overflow far from the rule); one it
+    rejects naming only this field is kept as "accept", so the reference fails that case and
+    ``check`` reports the disagreement."""
     out = []
     for fname, fn in functions.items():
         for pname, spec in fn.params.items():
@@ -734,15 +802,17 @@ def cases(functions: dict[str, Fn], reference=None) -> list[Case]:
             base = fn.base_for(pname)
             variants = []
             for where, value in spec.invalid(base[pname]):
-                node, report = _rule_at(spec, where, "zh")
-                variants.append((where, value, False, report or pname))
+                _, report = _rule_at(spec, where, "zh")
+                variants.append((where, value, "raise", report or pname))
             for where, value in spec.edges(base[pname]):
-                node, report = _rule_at(spec, where, "zh")
+                _, report = _rule_at(spec, where, "zh")
                 field = report or pname
-                if reference is not None and not _accepted_by(reference, fname, {**base, pname: value}, field,
-                                                              [p for p in fn.params if p != field]):
-                    continue
-                variants.append((where, value, True, field))
+                expect = "accept"
+                if reference is not None:
+                    expect = _reference_says(reference, fname, {**base, pname: value}, field,
+                                             [p for p in fn.params if p != field], fn.infeasible)
+                if expect is not None:
+                    variants.append((where, value, expect, field))
             if variants:
                 out.append(Case(fname, pname, spec.report or pname, base, variants))
     return out
@@ -752,18 +822,22 @@ def _names(message: str, field: str) -> bool:
     return re.search(r"(?<![A-Za-z0-9_])" + re.escape(field) + r"(?![A-Za-z0-9_])", message) is not None
 
 
-def _accepted_by(reference, fname, kwargs, field, others) -> bool:
+def _reference_says(reference, fname, kwargs, field, others, infeasible) -> str | None:
     import copy
     try:
         getattr(reference, fname)(**copy.deepcopy(kwargs))
     except ValueError as exc:
-        # Kept when the message blames this field alone: the reference contradicts the declaration.
-        # A message that names other parameters too is an infeasible combination: dropped.
         message = str(exc)
-        return _names(message, field) and not any(_names(message, o) for o in others)
-    except Exception:  # noqa: BLE001 - infeasible or overflowing valid input: not this rule's case
-        return False
-    return True
+        if not _names(message, field):
+            return None
+        if field in infeasible:
+            return "infeasible"
+        # Blaming this field alone: the reference contradicts the declaration (kept, so it fails).
+        # Naming other parameters too: an infeasible combination of valid values (dropped).
+        return None if any(_names(message, o) for o in others) else "accept"
+    except Exception:  # noqa: BLE001 - overflowing valid input: not this rule's case
+        return None
+    return "accept"
 
 
 def spaced(rule: str) -> str:
@@ -778,6 +852,10 @@ def rule_for(functions: dict, function: str, field: str, lang: str = "zh") -> st
     if spec is None:
         return None
     text = spec.rule(lang)
+    mark = f"`{field}`"
+    across = [r for r in (fn.rules_en if lang == "en" else fn.rules) if mark in r]
+    if across:
+        text += ("; " if lang == "en" else "；") + ("; " if lang == "en" else "；").join(across)
     return spaced(text) if lang != "en" else text
 
 
@@ -800,7 +878,8 @@ def run_case(case: Case, functions: dict[str, Fn], submission) -> None:
     from judgekit import Mismatch, call
     fn = call(submission, case.function)
     spec = functions[case.function].params[case.param]
-    for where, value, valid, field in case.variants:
+    for where, value, expect, field in case.variants:
+        valid = expect == "accept"
         node, _ = _rule_at(spec, where, "zh")
         params = {"field": field, "where": case.param + where, "value": _short(_leaf(value, where)),
                   "rule": spaced(node.rule("zh")), "rule_en": node.rule("en"), "function": case.function}
@@ -817,7 +896,11 @@ def run_case(case: Case, functions: dict[str, Fn], submission) -> None:
             if type(exc).__name__ != "SubmissionError":
                 raise                 # a dead worker, memory, a bad reply: the judge's usual verdicts
             info = getattr(exc, "info", None) or {}
+            if info.get("base") == "NotImplementedError":
+                raise                 # an unwritten function says so, not "wrong exception"
             raise Mismatch("decl_crash_valid" if valid else "decl_crash",
                            type=str(info.get("type") or "?"), **params) from None
+        if expect == "infeasible":
+            raise Mismatch("decl_infeasible", **params)
         if not valid:
             raise Mismatch("decl_no_raise", **params)

@@ -30,8 +30,10 @@ def percentile(values, p):
     """Nearest-rank percentile: float(sorted(values)[ceil(p*n/100) - 1]) (at least the first)."""
     if isinstance(p, bool) or not isinstance(p, numbers.Real) or not 0 < p <= 100:
         raise ValueError(f"p must be in (0, 100], got {p!r}")
-    if len(values) == 0:
-        raise ValueError("values must not be empty")
+    if not isinstance(values, (list, tuple)) or len(values) == 0:
+        raise ValueError("values must be a non-empty list of numbers")
+    for v in values:
+        _time("values", v)
     ordered = sorted(values)
     n = len(ordered)
     rank = math.ceil(p * n / 100)
@@ -40,8 +42,8 @@ def percentile(values, p):
 
 def summarize(requests, ttft_slo, tpot_slo, p=99):
     """Percentiles of TTFT, TPOT and ITL, and goodput, over a list of requests."""
-    if len(requests) == 0:
-        raise ValueError("requests must not be empty")
+    if not isinstance(requests, list) or len(requests) == 0:
+        raise ValueError("requests must be a non-empty list")
     for r in requests:
         if not isinstance(r, dict) or "arrival" not in r or "token_times" not in r:
             raise ValueError("requests: every request is a dict with 'arrival' and 'token_times'")

@@ -17,6 +17,8 @@ def batch_layout(entries, block_size):
             raise ValueError(f"entries: each entry has seq, context, new, prompt_len, blocks: {e!r}")
         if not (_int("context", e["context"], 0) and _int("new", e["new"], 1) and _int("prompt_len", e["prompt_len"], 1)):
             raise ValueError(f"entries: context >= 0, new >= 1, prompt_len >= 1 (integers): {e!r}")
+        if not isinstance(e["blocks"], list) or not all(_int("blocks", b, 0) for b in e["blocks"]):
+            raise ValueError(f"entries: blocks is a list of block numbers (integers >= 0): {e!r}")
         if len(e["blocks"]) * block_size < e["context"] + e["new"]:
             raise ValueError(f"entries: the block table cannot hold context + new tokens: {e!r}")
         if e["context"] < e["prompt_len"] and e["context"] + e["new"] > e["prompt_len"]:

@@ -16,6 +16,9 @@ def max_qps_under_slo(qps, ttft_p99, tpot_p99, ttft_slo, tpot_slo):
     Walk the points in order of QPS; at the first point that breaks an SLO, interpolate linearly
     between it and the point before for each broken metric, and take the smallest crossing.
     """
+    for name, values in (("qps", qps), ("ttft_p99", ttft_p99), ("tpot_p99", tpot_p99)):
+        if not isinstance(values, list):
+            raise ValueError(f"{name} must be a list of numbers, got {values!r}")
     n = len(qps)
     if n == 0:
         raise ValueError("qps must not be empty")

@@ -37,9 +37,9 @@ def step_breakdown(tokens, context, setup):
 
 def overlap_timeline(gpu_ms, cpu_ms, overlap):
     """GPU start times, total time and GPU idle time of a run of steps, with or without overlap."""
-    if not isinstance(gpu_ms, list) or not isinstance(cpu_ms, list) or len(gpu_ms) == 0:
+    if not isinstance(gpu_ms, list) or len(gpu_ms) == 0:
         raise ValueError("gpu_ms must be a non-empty list")
-    if len(cpu_ms) != len(gpu_ms):
+    if not isinstance(cpu_ms, list) or len(cpu_ms) != len(gpu_ms):
         raise ValueError("cpu_ms must have the same length as gpu_ms")
     for g in gpu_ms:
         _real("gpu_ms", g, 0)

@@ -37,7 +37,7 @@ def min_gpus(params, fmt, gpu_mem_gb, *, kv_reserve_gb=0.0, mem_util=0.9, group_
         raise ValueError(f"kv_reserve_gb must be a finite number >= 0, got {kv_reserve_gb!r}")
     if isinstance(mem_util, bool) or not isinstance(mem_util, numbers.Real) or not 0 < mem_util <= 1:
         raise ValueError(f"mem_util must be in (0, 1], got {mem_util!r}")
-    if len(choices) == 0 or any(isinstance(n, bool) or not isinstance(n, numbers.Integral) or n < 1
+    if not isinstance(choices, (list, tuple)) or len(choices) == 0 or any(isinstance(n, bool) or not isinstance(n, numbers.Integral) or n < 1
                                 for n in choices):
         raise ValueError(f"choices must be a non-empty list of integers >= 1, got {choices!r}")
     need = params * bytes_per_param(fmt, group_size) + kv_reserve_gb * 1e9

@@ -1,0 +1,46 @@
+"""Parameter domains of 137 (rendered into the statement's 输入检查 block; see practice/README.md)."""
+from declkit import Any, Bool, Dict, Either, Fn, Int, List, Map, Optional, Real, Str
+
+FUNCTIONS = {
+    'nodes_distribution': Fn(
+        experts=Int(ge=1),
+        nodes=Int(ge=1),
+        top_k=Int(ge=1),
+        returns=List(Real()),
+                rules=['`nodes` 必须整除 `experts`（报 `nodes`）；`top_k` 不能大于 `experts`（报 `top_k`）'],
+        rules_en=['`nodes` must divide `experts` (`nodes`); `top_k` may not exceed `experts` (`top_k`)'],
+example={'experts': 256, 'nodes': 8, 'top_k': 8}),
+    'nodes_reached': Fn(
+        experts=Int(ge=1),
+        nodes=Int(ge=1),
+        top_k=Int(ge=1),
+        max_nodes=Int(ge=1),
+        returns=Real(),
+                rules=['同 `nodes_distribution`：`nodes` 整除 `experts`，`top_k` ≤ `experts`'],
+        rules_en=['as in `nodes_distribution`: `nodes` divides `experts`, `top_k` <= `experts`'],
+example={'experts': 256, 'nodes': 8, 'top_k': 8, 'max_nodes': 1}),
+    'ep_step': Fn(
+        tokens_per_gpu=Int(ge=1),
+        hidden=Int(ge=1),
+        moe_layers=Int(ge=1),
+        experts=Int(ge=1),
+        nodes=Int(ge=1),
+        top_k=Int(ge=1),
+        max_nodes=Int(ge=1),
+        nic_gbs=Real(gt=0),
+        dispatch_bytes=Real(gt=0),
+        combine_bytes=Real(gt=0),
+        returns=Dict({'nodes_reached': Real(), 'remote_nodes': Real(), 'bytes_per_layer': Real(), 'ms_per_step': Real()}),
+                rules=['同 `nodes_distribution`：`nodes` 整除 `experts`，`top_k` ≤ `experts`'],
+        rules_en=['as in `nodes_distribution`: `nodes` divides `experts`, `top_k` <= `experts`'],
+example={'tokens_per_gpu': 128,
+                 'hidden': 7168,
+                 'moe_layers': 58,
+                 'experts': 256,
+                 'nodes': 8,
+                 'top_k': 8,
+                 'max_nodes': 4,
+                 'nic_gbs': 50,
+                 'dispatch_bytes': 1.0,
+                 'combine_bytes': 2.0}),
+}

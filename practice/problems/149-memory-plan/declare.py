@@ -1,0 +1,45 @@
+"""Parameter domains of 149 (rendered into the statement's 输入检查 block; see practice/README.md)."""
+from declkit import Any, Bool, Dict, Either, Fn, Int, List, Map, Optional, Real, Str
+
+FUNCTIONS = {
+    'bytes_per_element': Fn(
+        dtype=Str(choices=['fp32', 'bf16', 'fp16', 'fp8', 'int8', 'int4']),
+        returns=Real(),
+        example={'dtype': 'fp32'}),
+    'kv_bytes_per_token': Fn(
+        num_layers=Int(ge=1),
+        num_kv_heads=Int(ge=1),
+        head_dim=Int(ge=1),
+        dtype=Str(choices=['fp32', 'bf16', 'fp16', 'fp8', 'int8', 'int4']),
+        returns=Real(),
+        example={'num_layers': 80, 'num_kv_heads': 8, 'head_dim': 128, 'dtype': 'bf16'}),
+    'memory_plan': Fn(
+        params=Real(gt=0),
+        num_layers=Int(ge=1),
+        num_kv_heads=Int(ge=1),
+        head_dim=Int(ge=1),
+        weight_dtype=Str(choices=['fp32', 'bf16', 'fp16', 'fp8', 'int8', 'int4'], report='dtype'),
+        kv_dtype=Str(choices=['fp32', 'bf16', 'fp16', 'fp8', 'int8', 'int4'], report='dtype'),
+        gpus=Int(ge=1),
+        gpu_mem_gb=Real(gt=0),
+        mem_util=Real(gt=0, le=1),
+        reserve_gb=Real(ge=0),
+        context_len=Optional(Int(ge=1)),
+        batch=Optional(Int(ge=1)),
+        returns=Dict({'weight_bytes': Real(), 'kv_bytes_per_token': Real(), 'kv_budget_bytes': Real(), 'kv_tokens': Int(), 'max_batch': Int(), 'max_context': Optional(Real())}),
+                rules=['权重占满了预算（KV 的预算 ≤ 0）时报 `gpus`'],
+        rules_en=['no room left for KV (a budget <= 0): `gpus`'],
+        infeasible=['gpus'],
+example={'params': 70600000000.0,
+                 'num_layers': 80,
+                 'num_kv_heads': 8,
+                 'head_dim': 128,
+                 'weight_dtype': 'fp8',
+                 'kv_dtype': 'fp8',
+                 'gpus': 2,
+                 'gpu_mem_gb': 141,
+                 'mem_util': 0.9,
+                 'reserve_gb': 3.0,
+                 'context_len': 8192,
+                 'batch': None}),
+}
