@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 import importlib.util
+import json
 import re
 import sys
 
@@ -60,7 +61,96 @@ def signatures(problem: catalog.Problem) -> dict[str, tuple[str, list[str]]]:
 def render(problem: catalog.Problem, functions: dict | None = None, lang: str = "zh") -> str:
     functions = load(problem) if functions is None else functions
     sigs = {name: text for name, (text, _) in signatures(problem).items()}
-    return kit().render(functions, sigs, problem.id, lang)
+    return render_block(functions, sigs, problem.id, lang)
+
+
+# --- the statement's block ------------------------------------------------------------------
+
+HEADER = {
+    "zh": ("下面由 `declare.py` 生成（改 `declare.py` 后运行 `python practice/judge.py declare {id}`）。"
+           "不合法时抛 `ValueError`，信息里写出字段名。整数指 `int`（布尔值和 `2.0` 都不算）；"
+           "数指 `int` 或 `float`（布尔值不算），没写“可以是 inf”的都必须有限（NaN、±inf 不合法）；"
+           "列表里的一项或字典里的一个键有问题，报它所在的参数。"),
+    "en": ("Generated from `declare.py`. Invalid input raises `ValueError` naming the field. An integer is "
+           "an `int` (not a bool, not `2.0`); a number is an `int` or `float` (not a bool) and finite unless "
+           "it says inf is allowed; a bad item or key is reported under the argument that holds it."),
+}
+
+
+def _notes(lang: str, *specs) -> str:
+    """The specs' notes, joined after a rule (each starts with ；/; )."""
+    sep = "; " if lang == "en" else "；"
+    return "".join(sep + n for n in ((sp.note_en if lang == "en" else sp.note) for sp in specs) if n)
+
+
+def _list_head(spec, lang: str) -> str:
+    """"非空的列表" of a List's phrase, without its item part."""
+    return spec.phrase(lang).split("，每项是")[0].split(", each item")[0]
+
+
+def _bullet(name: str, spec, lang: str, indent: str, report: str | None, when: dict | None) -> list[str]:
+    """One parameter (or key) as a bullet; a container of dicts or named tuples gets an indented
+    bullet per key or position."""
+    k = kit()
+    sep = ": " if lang == "en" else "："
+    cond = tail = ""
+    if when:
+        parts = ", ".join(f"`{key}` is `{json.dumps(value)}`" for key, value in when.items())
+        cond = f" (checked only when {parts})" if lang == "en" else f"（仅当 {parts.replace(' is ', ' 为 ')} 时检查）"
+    if spec.report and spec.report != report:
+        tail = f" (reported as `{spec.report}`)" if lang == "en" else f"（报 `{spec.report}`）"
+    inner = spec.inner if isinstance(spec, k.Optional) else spec
+    item = inner.item if isinstance(inner, k.List) else None
+    each = ", each item " if lang == "en" else "，每项是"
+    sub_report = spec.report or report
+    if isinstance(item, k.Either) and all(isinstance(o, k.Dict) for o in item.options):
+        head = _list_head(inner, lang) + (", each item one of these dicts" if lang == "en" else "，每项是下面几种字典之一")
+        lines = [f"{indent}- `{name}`{sep}{head}{cond}{tail}{_notes(lang, spec)}"]
+        for option in item.options:
+            lines.append(f"{indent}  - {option.rule(lang)}")
+            for key, sub in list(option.keys.items()) + list(option.optional.items()):
+                lines += _bullet(key, sub, lang, indent + "    ", sub_report, None)
+        return lines
+    if isinstance(item, k.Tuple) and item.names:
+        lines = [f"{indent}- `{name}`{sep}{_list_head(inner, lang)}{each}{item.phrase(lang)}{cond}{tail}"
+                 f"{_notes(lang, spec, item)}"]
+        for key, sub in zip(item.names, item.items):
+            lines += _bullet(key, sub, lang, indent + "  ", sub_report, None)
+        return lines
+    if isinstance(inner, k.Dict) or isinstance(item, k.Dict):
+        d = inner if isinstance(inner, k.Dict) else item
+        head = d.phrase(lang) if d is inner else _list_head(inner, lang) + each + d.phrase(lang)
+        if isinstance(spec, k.Optional):
+            head = ("None or " if lang == "en" else "None 或") + head
+        owners = [s for s in dict.fromkeys([inner, spec, d]) if s is not None]
+        lines = [f"{indent}- `{name}`{sep}{head}{cond}{tail}{_notes(lang, *owners)}"]
+        for key, sub in list(d.keys.items()) + list(d.optional.items()):
+            lines += _bullet(key, sub, lang, indent + "  ", sub_report, None)
+        return lines
+    return [f"{indent}- `{name}`{sep}{spec.rule(lang)}{cond}{tail}"]
+
+
+def render_block(functions: dict, signatures: dict[str, str], problem_id, lang: str = "zh") -> str:
+    """The ``### 输入检查`` block: one paragraph per function, one bullet per parameter (nested keys
+    indented); a parameter declared exactly as in an earlier function says so."""
+    out = [HEADER[lang].format(id=problem_id), ""]
+    seen: list[tuple] = []
+    for name, fn in functions.items():
+        out.append(f"`{name}({signatures.get(name, ', '.join(fn.params))}) -> {fn.returns.type_name()}`")
+        out.append("")
+        for pname, spec in fn.params.items():
+            earlier = next((f for f, p, s in seen if p == pname and s.same(spec)), None)
+            when = fn.when.get(pname)
+            if earlier is not None and not when:
+                out.append(f"- `{pname}`: as in `{earlier}`" if lang == "en" else f"- `{pname}`：同 `{earlier}`")
+            else:
+                out += _bullet(pname, spec, lang, "", pname, when)
+            seen.append((name, pname, spec))
+        for rule in (fn.rules_en if lang == "en" else fn.rules):
+            out.append(f"- {rule}")
+        out.append("")
+    return "\n".join(out).rstrip() + "\n"
+
 
 
 def _section_span(text: str) -> tuple[int, int] | None:

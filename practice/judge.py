@@ -10,20 +10,20 @@ if __package__ in (None, ""):
     sys.path.insert(0, str(here.parent))
 
 
-def _environment_problem() -> str | None:
-    """One line saying how to run the judge when this Python lacks what it needs, else None."""
+def _environment_problem():
+    """One line saying how to run the judge when this Python cannot, else None."""
     import importlib.util
-    missing = [m for m in ("filelock", "pytest") if importlib.util.find_spec(m) is None]
-    if sys.version_info < (3, 10):
-        missing.insert(0, "Python >= 3.10")
-    if not missing:
+    why = [m for m in ("filelock", "pytest") if importlib.util.find_spec(m) is None]
+    if sys.version_info < (3, 11):              # pyproject.toml: requires-python >= 3.11
+        why.insert(0, "Python %d.%d < 3.11" % sys.version_info[:2])
+    if not why:
         return None
     venv = Path(__file__).resolve().parent.parent / ".venv" / "bin" / "python"
+    python = ".venv/bin/python" if venv.exists() else "make venv && .venv/bin/python"
     args = " ".join(sys.argv[1:]) or "list"
-    return (f"这个 Python（{sys.executable}）缺少 {', '.join(missing)}：请在课程的环境里运行评测器——"
-            f"`make lab`，或 `{'.venv/bin/python' if venv.exists() else 'make venv && .venv/bin/python'} "
-            f"practice/judge.py {args}` / run it in the course environment: `make lab` or "
-            f"`.venv/bin/python practice/judge.py {args}`")
+    return (f"这个 Python（{sys.executable}）运行不了评测器（{', '.join(why)}）：请用 `make lab`，或 "
+            f"`{python} practice/judge.py {args}` / this Python cannot run the judge; use `make lab` "
+            f"or `{python} practice/judge.py {args}`")
 
 
 _PROBLEM = _environment_problem() if __name__ == "__main__" else None

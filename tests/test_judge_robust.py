@@ -207,3 +207,38 @@ def test_chapters_05_to_11_group_the_problems(tmp_path):
     rc, out = _cli("list", workspace_dir=tmp_path)
     assert rc == 0 and "章节 05 量化部署" in out and "章节 08 投机解码" in out
     assert out.index("章节 05") < out.index("167") < out.index("章节 08") < out.index("150")
+
+
+def _kit():
+    return declaration.kit()
+
+
+def test_generated_variants_cover_both_sides_of_every_bound():
+    import math
+    k = _kit()
+    values = lambda spec, base: [v for _, v in spec.invalid(base)]          # noqa: E731
+    edges = lambda spec, base: [v for _, v in spec.edges(base)]             # noqa: E731
+    ints = k.Int(ge=1, le=8)
+    assert 0 in values(ints, 4) and 9 in values(ints, 4) and {1, 8} <= set(edges(ints, 4))
+    assert True in values(ints, 4) and 4.0 in values(ints, 4)              # bools and floats are not ints
+    real = k.Real(gt=0, le=1)
+    bad = values(real, 0.5)
+    assert 0 in bad and math.nextafter(1, 2) in bad and any(isinstance(v, float) and math.isnan(v) for v in bad)
+    assert math.inf in bad and True in bad
+    assert 1 in edges(real, 0.5) and all(0 < v <= 1 for v in edges(real, 0.5))
+    assert math.inf not in values(k.Real(ge=0, finite=False), 1.0) and math.inf in edges(k.Real(ge=0, finite=False), 1.0)
+    lists = k.List(k.Int(ge=0), min_len=1)
+    assert (1, 2) in values(lists, [1, 2]) and [] in values(lists, [1, 2]) and [-1, 2] in values(lists, [1, 2])
+    assert (1, 2) in edges(k.List(k.Int(ge=0), kinds=("list", "tuple")), [1, 2])
+    d = k.Dict({"a": k.Int(ge=0), "b": k.Str(choices=["x", "y"])})
+    bad = values(d, {"a": 1, "b": "x"})
+    assert {"b": "x"} in bad and {"a": 1, "b": "x", "extra_key": 0} in bad and {"a": 1, "b": "X"} in bad
+    assert all(not d.conforms(v) for v in bad)
+    assert all(d.conforms(v) for v in edges(d, {"a": 1, "b": "x"}))
+
+
+def test_a_problem_without_a_declaration_fails_the_check(tmp_path):
+    from practice import checker
+    copy = _copy(P164, tmp_path)
+    copy.declaration_path.unlink()
+    assert any("no declare.py" in i for i in checker._declaration_issues(catalog.load_problem(copy.folder)))

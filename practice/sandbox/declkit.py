@@ -3,8 +3,9 @@
 A problem's ``declare.py`` builds ``FUNCTIONS = {name: Fn(...)}`` from the specs below. From that one
 declaration the judge derives three things, so that they cannot disagree:
 
-- the statement's ``### 输入检查`` block (``render``; ``judge.py declare`` writes it, ``judge.py check``
-  fails a problem whose block differs);
+- the statement's ``### 输入检查`` block (rendered from the specs' ``rule`` texts by
+  ``practice/declaration.py``; ``judge.py declare`` writes it, ``judge.py check`` fails a problem
+  whose block differs);
 - the hidden invalid-input cases (``cases``): both sides of every bound, wrong types, bools where
   numbers are wanted, NaN and infinities where finite is required, wrong sequence kinds, missing and
   extra keys; the valid side must be accepted, the invalid side must raise ``ValueError`` naming the
@@ -21,7 +22,7 @@ import numbers
 import re
 
 __all__ = ["Int", "Real", "Bool", "Str", "Optional", "Either", "List", "Tuple", "Dict", "Map", "Any", "Fn",
-           "render", "cases", "run_case", "conforms", "type_name", "Case"]
+           "cases", "run_case", "rule_for", "Case"]
 
 # --- specs ------------------------------------------------------------------------------------
 
@@ -648,103 +649,6 @@ class Fn:
             if self.applies(param, call):
                 return dict(call)
         return {**self.example, **self.when.get(param, {})}
-
-
-def conforms(spec: Spec, value) -> bool:
-    return spec.conforms(value)
-
-
-def type_name(spec: Spec) -> str:
-    return spec.type_name()
-
-
-# --- the statement's block --------------------------------------------------------------------
-
-HEADER = {
-    "zh": ("下面由 `declare.py` 生成（改 `declare.py` 后运行 `python practice/judge.py declare {id}`）。"
-           "不合法时抛 `ValueError`，信息里写出字段名。整数指 `int`（布尔值和 `2.0` 都不算）；"
-           "数指 `int` 或 `float`（布尔值不算），没写“可以是 inf”的都必须有限（NaN、±inf 不合法）；"
-           "列表里的一项或字典里的一个键有问题，报它所在的参数。"),
-    "en": ("Generated from `declare.py`. Invalid input raises `ValueError` naming the field. An integer is "
-           "an `int` (not a bool, not `2.0`); a number is an `int` or `float` (not a bool) and finite unless "
-           "it says inf is allowed; a bad item or key is reported under the argument that holds it."),
-}
-
-
-def _bullet(name: str, spec: Spec, lang: str, indent: str, report: str | None, when: dict | None) -> list[str]:
-    sep = ": " if lang == "en" else "："
-    cond = ""
-    if when:
-        import json
-        parts = ", ".join(f"`{k}` is `{json.dumps(v)}`" for k, v in when.items())
-        cond = f" (checked only when {parts})" if lang == "en" else \
-            f"（仅当 {parts.replace(' is ', ' 为 ')} 时检查）"
-    tail = ""
-    if spec.report and spec.report != report:
-        tail = f" (reported as `{spec.report}`)" if lang == "en" else f"（报 `{spec.report}`）"
-    inner = spec.inner if isinstance(spec, Optional) else spec
-    if isinstance(inner, List) and isinstance(inner.item, Either) and \
-            all(isinstance(o, Dict) for o in inner.item.options):
-        head = inner.phrase(lang).split("，每项是")[0].split(", each item")[0]
-        head += (", each item one of these dicts" if lang == "en" else "，每项是下面几种字典之一")
-        note = spec.note_en if lang == "en" else spec.note
-        lines = [f"{indent}- `{name}`{sep}{head}{cond}{tail}" + ((("; " if lang == "en" else "；") + note) if note else "")]
-        for option in inner.item.options:
-            lines.append(f"{indent}  - {option.rule(lang)}")
-            for key, sub in list(option.keys.items()) + list(option.optional.items()):
-                lines += _bullet(key, sub, lang, indent + "    ", spec.report or report, None)
-        return lines
-    if isinstance(inner, List) and isinstance(inner.item, Tuple) and inner.item.names:
-        tup = inner.item
-        head = inner.phrase(lang).split("，每项是")[0].split(", each item")[0]
-        head += (", each item " if lang == "en" else "，每项是") + tup.phrase(lang)
-        notes = [n for n in ((spec.note_en if lang == "en" else spec.note), (tup.note_en if lang == "en" else tup.note)) if n]
-        lines = [f"{indent}- `{name}`{sep}{head}{cond}{tail}" + ("".join((("; " if lang == "en" else "；") + n) for n in notes))]
-        for key, sub in zip(tup.names, tup.items):
-            lines += _bullet(key, sub, lang, indent + "  ", spec.report or report, None)
-        return lines
-    if isinstance(inner, Dict) or (isinstance(inner, List) and isinstance(inner.item, Dict)):
-        d = inner if isinstance(inner, Dict) else inner.item
-        if isinstance(inner, List):
-            head = inner.phrase(lang).split("，每项是")[0].split(", each item")[0]
-            head += (", each item " if lang == "en" else "，每项是") + d.phrase(lang)
-        else:
-            head = d.phrase(lang)
-        if isinstance(spec, Optional):
-            head = ("None or " if lang == "en" else "None 或") + head
-        notes = [n for n in ((spec.note_en if lang == "en" else spec.note),
-                             (d.note_en if lang == "en" else d.note) if d is not spec else "") if n]
-        if isinstance(inner, List) and inner is not spec:
-            notes.insert(0, inner.note_en if lang == "en" else inner.note)
-        notes = [n for n in notes if n]
-        lines = [f"{indent}- `{name}`{sep}{head}{cond}{tail}" + ("；" + "；".join(notes) if notes and lang != "en"
-                                                                 else ("; " + "; ".join(notes) if notes else ""))]
-        for key, sub in list(d.keys.items()) + list(d.optional.items()):
-            lines += _bullet(key, sub, lang, indent + "  ", spec.report or report, None)
-        return lines
-    return [f"{indent}- `{name}`{sep}{spec.rule(lang)}{cond}{tail}"]
-
-
-def render(functions: dict[str, Fn], signatures: dict[str, str], problem_id, lang: str = "zh") -> str:
-    """The ``### 输入检查`` block: one paragraph per function, one bullet per parameter (nested keys
-    indented); a parameter declared exactly as in an earlier function says so."""
-    out = [HEADER[lang].format(id=problem_id), ""]
-    seen: list[tuple[str, str, Spec]] = []
-    for name, fn in functions.items():
-        out.append(f"`{name}({signatures.get(name, ', '.join(fn.params))}) -> {fn.returns.type_name()}`")
-        out.append("")
-        for pname, spec in fn.params.items():
-            earlier = next((f for f, p, s in seen if p == pname and s.same(spec)), None)
-            when = fn.when.get(pname)
-            if earlier is not None and not when:
-                out.append(f"- `{pname}`: as in `{earlier}`" if lang == "en" else f"- `{pname}`：同 `{earlier}`")
-            else:
-                out += _bullet(pname, spec, lang, "", pname, when)
-            seen.append((name, pname, spec))
-        for rule in (fn.rules_en if lang == "en" else fn.rules):
-            out.append(f"- {rule}")
-        out.append("")
-    return "\n".join(out).rstrip() + "\n"
 
 
 # --- generated cases --------------------------------------------------------------------------
