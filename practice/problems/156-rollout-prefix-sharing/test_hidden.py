@@ -87,3 +87,33 @@ def test_random(index):
     if expected["with_cache"] > expected["without_cache"]:
         raise RuntimeError("the reference's cache computes more tokens")
     check_close(got, expected, rtol=RTOL)
+
+
+SIM = [([_rng.randint(1, 3000) for _ in range(_rng.randint(1, 4))], _rng.randint(1, 6), _rng.choice([16, 32]))
+       for _ in range(6)]
+
+
+@pytest.mark.parametrize("index", range(len(SIM)), ids=[f"{i:02d}" for i in range(len(SIM))])
+def test_cached_prefill_matches_sim(index):
+    prompts, n, block = SIM[index]
+    got, expected = both("rollout_prefill_tokens", prompts, n, block)
+    try:
+        from sim import Setup
+        from sim.engine import Instance
+        from sim.kv import Paged, PrefixCache
+    except ImportError:
+        Instance = None
+    if Instance is not None:
+        setup = Setup(params=8e9, weight_bytes=16e9, kv_bytes_per_token=131072, kv_capacity_tokens=400000,
+                      kv=Paged(block_size=block), prefix_cache=PrefixCache())
+        engine, t = Instance(setup), 0.0
+        for key, p in enumerate(prompts):
+            for _ in range(n):
+                engine.submit(t, p, 2, prefix=((key + 1, p),))
+                t += 30.0          # each sample finishes (and caches its blocks) before the next arrives
+        engine.advance()
+        result = engine.result()
+        computed = int(sum(result.prompt_tokens) - sum(result.cached_tokens))
+        if computed != expected["with_cache"]:
+            raise RuntimeError("the reference's cached prefill differs from sim's prefix cache")
+    check_close(got, expected, rtol=RTOL)
