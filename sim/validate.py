@@ -5,9 +5,12 @@ from __future__ import annotations
 import math
 import numbers
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
-from sim.setup import Setup
+if TYPE_CHECKING:                # a type hint only: sim.setup -> sim.kv -> sim.validate must not cycle
+    from sim.setup import Setup
 
 
 def check_int(name: str, value, low: int | None) -> None:

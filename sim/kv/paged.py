@@ -28,7 +28,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from sim.kv.manager import RESUME
 from sim.kv.prefix_cache import BlockCache, PrefixCache, block_runs, cacheable_blocks, first_runs
+from sim.result import READBACK, RECOMPUTE, SWAP
 from sim.validate import check_int, check_number
 
 PREEMPTION = ("recompute", "swap")
@@ -225,3 +227,120 @@ class BlockManager:
         B = self.B
         runs = block_runs(prefix, min(cacheable_blocks(prefix, B), (input_len - 1) // B), B)
         return self.cache.cached_prefix(runs) * B
+
+
+class PagedManager:
+    """``Paged`` as the engine's KV manager (``sim.kv.manager``): blocks through ``BlockManager``,
+    plus what the scheduler must not know: the watermark and prefix-lookup admission, the victim
+    when the decoders' blocks run short (the most recently admitted running request, vLLM's
+    ``running`` tail), and the swap and read-back seconds."""
+
+    preempts = True
+
+    def __init__(self, setup):
+        self.blocks = BlockManager(setup)
+        self.B = self.blocks.B
+        self.swap_s_per_token = self.blocks.swap_s_per_token
+        self.swapped: dict[int, bool] = {}      # swap: request -> whether it was decoding
+        self.extra, self.flags = 0.0, 0
+
+    # --- admission ------------------------------------------------------------------------------
+
+    def head_fits(self, inst, r: int) -> bool:
+        blocks = self.blocks
+        if r in self.swapped:
+            return self._whole_fits(inst.computed[r] + 1 if self.swapped[r] else inst.target[r])
+        if inst.pre[r]:
+            return self._whole_fits(inst.inp[r] + 1)
+        # A prefix lookup costs as much as the admission's own: an event step tries it instead
+        # (an event step of decoders only is the quiet run's arithmetic), unless it just failed.
+        return not blocks.refused(r, inst.target[r])
+
+    def _whole_fits(self, tokens: int) -> bool:
+        blocks = self.blocks
+        return blocks.free_blocks() - (-(-tokens // self.B)) >= blocks.watermark
+
+    def admit(self, inst, r: int):
+        blocks = self.blocks
+        if r in self.swapped:                         # its KV comes back from host memory
+            decoding = self.swapped[r]
+            computed = inst.computed[r]
+            if not blocks.admit_blocks(r, computed + 1 if decoding else inst.target[r]):
+                return None
+            del self.swapped[r]
+            self.extra += computed * self.swap_s_per_token
+            self.flags |= SWAP
+            return RESUME if decoding else computed
+        if inst.pre[r]:                               # its prompt's KV and its first token's
+            return 0 if blocks.admit_blocks(r, inst.inp[r] + 1) else None
+        prompt = inst.target[r]
+        got = blocks.admit(r, prompt, inst.prefix[r])
+        if got is None:
+            return None
+        cached, host = got
+        stats = inst.stats
+        stats["cached_tokens"][r] += cached
+        stats["prompt_tokens"][r] += prompt
+        if host:
+            stats["host_tokens"][r] += host
+            self.extra += host // self.B * blocks.cache.readback_s
+            self.flags |= READBACK
+        if inst.requeued:                             # the head came back from a preemption
+            self.flags |= RECOMPUTE
+        return cached
+
+    # --- the step's blocks and preemption ---------------------------------------------------
+
+    def allocate_step(self, inst, step: int) -> bool:
+        """The decoders' new blocks this step, preempting the victim while they do not fit."""
+        blocks = self.blocks
+        need = blocks.need(step)
+        preempted = False
+        while need > blocks.free_blocks():
+            preempted = True
+            self._preempt(inst, self.victim(inst))
+            need = blocks.need(step)
+        blocks.take_step_blocks(need)
+        return preempted
+
+    def victim(self, inst) -> int:
+        """The most recently admitted running request."""
+        return next(reversed(inst.run_order))
+
+    def _preempt(self, inst, r: int) -> None:
+        computed, generated = inst.preempt(r)
+        self.blocks.release(r, computed, inst.prefix[r])
+        if self.swap_s_per_token:                     # its KV goes to host memory, progress kept
+            self.extra += computed * self.swap_s_per_token
+            self.flags |= SWAP
+            self.swapped[r] = generated >= 1
+            inst.computed[r] = computed
+        else:                                         # recompute: its progress is dropped
+            inst.computed[r] = 0
+            if generated >= 1:                        # prefill prompt + generated tokens again
+                inst.target[r] = inst.inp[r] + generated
+                inst.pre[r] = 0                       # (a PD arrival's prompt KV is gone too)
+
+    def quiet_steps(self, step: int, k: int) -> int:
+        return self.blocks.fit_steps(step, k)
+
+    def grow(self, step: int, k: int) -> None:
+        self.blocks.grow(step, k)
+
+    def start_decoding(self, r: int, kv_tokens: int, step: int) -> None:
+        self.blocks.start_decoding(r, kv_tokens, step)
+
+    def stop_decoding(self, r: int) -> None:
+        self.blocks.stop_decoding(r)
+
+    # --- finishes, and what a router asks ---------------------------------------------------
+
+    def free(self, inst, r: int) -> None:
+        self.blocks.release(r, inst.inp[r] + inst.out[r] - 1, inst.prefix[r])
+
+    def free_tokens(self, pending: int) -> int:
+        """Free blocks now, in tokens (cached ones count as free)."""
+        return self.blocks.free_blocks() * self.B
+
+    def cached_prefix_tokens(self, prefix, input_len: int) -> int:
+        return self.blocks.cached_prefix_tokens(prefix, input_len)
