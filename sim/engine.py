@@ -563,20 +563,22 @@ def _quiet_run_vectorized(setup: Setup, now, context, decoders, quiet, limit):
 
 # --- whether to compile ----------------------------------------------------------------------
 #
-# Loading the compiled loops costs a fixed start-up (importing numba and loading the cached machine
-# code: about 0.6 s measured here, once per process), and the compiled engine then saves a little
-# per request (the Python path's event steps cost a few microseconds each, ~3 per request). Measured
-# with benchmarks/bench_sim.py's crossover part on the chapter's instance (2000/500-token requests,
-# one process, numba's cache warm): the Python path ran 1500 requests in 17 ms and the compiled one
-# in 2.5 ms (~10 us saved per request), so loading pays from about 60,000 requests in one run.
-# The seed chapter's whole script (13 runs, 18,300 requests) is therefore fastest on the Python
-# path. A run whose size is not known (an ``Instance`` driven from outside, e.g. by a fleet) loads
-# them, as does any run once they are loaded (then they cost nothing more).
-COMPILE_MIN_REQUESTS = 60_000
+# Loading the compiled loops costs a fixed start-up once per process (importing numba and loading
+# its cached machine code), and then saves a little per request simulated. Measured here
+# (benchmarks/bench_sim.py's "start-up" part prints these figures) on the chapter's instance at
+# 16.7 req/s, 2000/500-token requests, numba's cache warm: loading took 1.4-1.6 s; the Python path
+# ran 14-17 us per request, the compiled one 0.5-1.1 us. Loading therefore pays from about
+# 1.5 s / 14 us ~ 100,000 requests. "auto" counts the requests of the runs it kept on the Python
+# path in this process and loads once they and the new run reach that (a ski-rental rule: never
+# more than about twice the better choice's time). The seed chapter's script (13 runs, 18,300
+# requests) stays on the Python path; a million-request run compiles. An ``Instance`` whose size is
+# not known (driven from outside, e.g. by a fleet) loads them, as does any run once they are loaded.
+COMPILE_MIN_REQUESTS = 100_000
 
 _mode = "auto"                 # "auto" (by expected size), True (always) or False (never)
 _loops = None                  # (quiet_loop, event_loop) once loaded
 _loaded = False
+_python_requests = 0           # requests of runs "auto" kept on the Python path so far
 
 
 def use_compiled(enabled) -> bool:
@@ -606,8 +608,11 @@ def _load():
 def _compiled_loops(expected_requests: int | None):
     """The compiled (quiet_loop, event_loop) for an instance expected to see ``expected_requests``
     (None: unknown), or None where the Python path is used."""
+    global _python_requests
     if _mode is False:
         return None
-    if _mode is True or _loaded or expected_requests is None or expected_requests >= COMPILE_MIN_REQUESTS:
+    if (_mode is True or _loaded or expected_requests is None
+            or _python_requests + expected_requests >= COMPILE_MIN_REQUESTS):
         return _load()
+    _python_requests += expected_requests
     return None
