@@ -199,55 +199,12 @@ def _event_loop(f, s, arr, req, first, fin, work, log_start, log_i):
                 continue
 
         # An event step: the general rule, touching only the head of the prefill queue.
-        budget = budget_max - decoders
-        tokens = decoders
-        pairs = 0
-        completed = 0                                  # their ids: completed_r[:completed]
-        j = 0
-        while j < pf_len:
-            e = (pf_head + j) % cap
-            give = min(pf_left[e], budget)
-            if give <= 0:
-                break
-            budget -= give
-            tokens += give
-            r = pf_r[e]
-            pairs += give * (inp[r] - pf_left[e]) + give * (give + 1) // 2    # attention_pairs(done, give)
-            pf_left[e] -= give
-            if pf_left[e] == 0:
-                completed_r[completed] = r
-                completed += 1
-            j += 1
-        pf_head = (pf_head + completed) % cap
-        pf_len -= completed
-        while budget > 0 and running < max_seqs and admitted < visible:
-            r = admitted
-            if kv_used + inp[r] + out[r] > kv_cap:
-                break
-            kv_used += inp[r] + out[r]
-            running += 1
-            admitted += 1
-            if any_pre and pre[r]:
-                # Arrives with its prompt's KV: a decoder from this step on (its 2nd token).
-                budget -= 1
-                tokens += 1
-                context += inp[r] + 1
-                decoders += 1
-                heap_n = _heap_push(heap_step, heap_r, heap_n, step + out[r] - 2, r)
-                continue
-            left = inp[r]
-            give = min(left, budget)
-            budget -= give
-            tokens += give
-            pairs += give * (give + 1) // 2            # attention_pairs(0, give)
-            if give == left:
-                completed_r[completed] = r
-                completed += 1
-            else:
-                e = (pf_head + pf_len) % cap
-                pf_r[e], pf_left[e] = r, left - give
-                pf_len += 1
-
+        budget, tokens, pairs, completed, pf_head, pf_len = _prefill_chunks(
+            inp, pf_r, pf_left, completed_r, pf_head, pf_len, cap, budget_max - decoders, decoders)
+        (budget, tokens, pairs, completed, pf_len, running, admitted, kv_used, context, decoders,
+         heap_n) = _admit(inp, out, pre, any_pre, heap_step, heap_r, pf_r, pf_left, completed_r, cap,
+                          pf_head, step, visible, max_seqs, kv_cap, budget, tokens, pairs, completed,
+                          pf_len, running, admitted, kv_used, context, decoders, heap_n)
         log_start[m] = now
         log_i[0, m], log_i[1, m], log_i[2, m] = tokens, context, 0
         log_i[3, m], log_i[4, m], log_i[5, m] = decoders, 1, pairs
@@ -260,33 +217,10 @@ def _event_loop(f, s, arr, req, first, fin, work, log_start, log_i):
         memory = (w_bytes + kv * keep) / bw
         now += (memory if memory > compute else compute) + kv * serial / bw + overhead + comm * tokens
         context += tokens
-
-        freed = 0                                      # their ids: freed_r[:freed]
-        while heap_n and heap_step[0] == step:
-            freed_r[freed] = heap_r[0]
-            freed += 1
-            heap_n = _heap_pop(heap_step, heap_r, heap_n)
-            decoders -= 1
-        for i in range(completed):
-            r = completed_r[i]
-            if first[r] != first[r]:                   # NaN: its first token
-                first[r] = now
-            context += 1
-            if out[r] == 1:
-                freed_r[freed] = r
-                freed += 1
-            else:
-                heap_n = _heap_push(heap_step, heap_r, heap_n, step + out[r] - 1, r)
-                decoders += 1
-        last_done, last_kv = freed, 0
-        for i in range(freed):
-            r = freed_r[i]
-            fin[r] = now
-            context -= inp[r] + out[r]
-            kv_used -= inp[r] + out[r]
-            last_kv += inp[r] + out[r]
-            running -= 1
-            done += 1
+        (freed, last_kv, heap_n, decoders, context, kv_used, running, done) = _end_step(
+            inp, out, first, fin, heap_step, heap_r, completed_r, freed_r, completed, now, step,
+            heap_n, decoders, context, kv_used, running, done)
+        last_done = freed
         step += 1
         if s[S_ON_FINISH] and freed:
             status = FINISHED
@@ -298,6 +232,94 @@ def _event_loop(f, s, arr, req, first, fin, work, log_start, log_i):
     s[S_LAST_DONE], s[S_LAST_KV] = last_done, last_kv
     s[S_PF_HEAD], s[S_PF_LEN], s[S_HEAP_N], s[S_LOG_M] = pf_head, pf_len, heap_n, m
     return status
+
+
+def _prefill_chunks(inp, pf_r, pf_left, completed_r, pf_head, pf_len, cap, budget, tokens):
+    """Rule 2's prompts on the prefill ring; returns (budget, tokens, pairs, completed, head, len)."""
+    pairs = 0
+    completed = 0                                  # their ids: completed_r[:completed]
+    j = 0
+    while j < pf_len:
+        e = (pf_head + j) % cap
+        give = min(pf_left[e], budget)
+        if give <= 0:
+            break
+        budget -= give
+        tokens += give
+        r = pf_r[e]
+        pairs += give * (inp[r] - pf_left[e]) + give * (give + 1) // 2    # attention_pairs(done, give)
+        pf_left[e] -= give
+        if pf_left[e] == 0:
+            completed_r[completed] = r
+            completed += 1
+        j += 1
+    return budget, tokens, pairs, completed, (pf_head + completed) % cap, pf_len - completed
+
+
+def _admit(inp, out, pre, any_pre, heap_step, heap_r, pf_r, pf_left, completed_r, cap, pf_head, step,
+           visible, max_seqs, kv_cap, budget, tokens, pairs, completed, pf_len, running, admitted,
+           kv_used, context, decoders, heap_n):
+    """Rule 3 with the reservation: the queue's head while its whole KV fits."""
+    while budget > 0 and running < max_seqs and admitted < visible:
+        r = admitted
+        if kv_used + inp[r] + out[r] > kv_cap:
+            break
+        kv_used += inp[r] + out[r]
+        running += 1
+        admitted += 1
+        if any_pre and pre[r]:
+            # Arrives with its prompt's KV: a decoder from this step on (its 2nd token).
+            budget -= 1
+            tokens += 1
+            context += inp[r] + 1
+            decoders += 1
+            heap_n = _heap_push(heap_step, heap_r, heap_n, step + out[r] - 2, r)
+            continue
+        left = inp[r]
+        give = min(left, budget)
+        budget -= give
+        tokens += give
+        pairs += give * (give + 1) // 2            # attention_pairs(0, give)
+        if give == left:
+            completed_r[completed] = r
+            completed += 1
+        else:
+            e = (pf_head + pf_len) % cap
+            pf_r[e], pf_left[e] = r, left - give
+            pf_len += 1
+    return budget, tokens, pairs, completed, pf_len, running, admitted, kv_used, context, decoders, heap_n
+
+
+def _end_step(inp, out, first, fin, heap_step, heap_r, completed_r, freed_r, completed, now, step,
+              heap_n, decoders, context, kv_used, running, done):
+    """Rule 5: finishing decoders and completed prompts; the finished ids go to freed_r."""
+    freed = 0                                      # their ids: freed_r[:freed]
+    while heap_n and heap_step[0] == step:
+        freed_r[freed] = heap_r[0]
+        freed += 1
+        heap_n = _heap_pop(heap_step, heap_r, heap_n)
+        decoders -= 1
+    for i in range(completed):
+        r = completed_r[i]
+        if first[r] != first[r]:                   # NaN: its first token
+            first[r] = now
+        context += 1
+        if out[r] == 1:
+            freed_r[freed] = r
+            freed += 1
+        else:
+            heap_n = _heap_push(heap_step, heap_r, heap_n, step + out[r] - 1, r)
+            decoders += 1
+    last_kv = 0
+    for i in range(freed):
+        r = freed_r[i]
+        fin[r] = now
+        context -= inp[r] + out[r]
+        kv_used -= inp[r] + out[r]
+        last_kv += inp[r] + out[r]
+        running -= 1
+        done += 1
+    return freed, last_kv, heap_n, decoders, context, kv_used, running, done
 
 
 def _heap_push(steps, rs, n, step, r):
@@ -352,6 +374,10 @@ def build():
         ("_quiet_loop", _quiet_loop, QUIET_SIGNATURE, ()),
         ("_heap_push", _heap_push, "int64(int64[::1], int64[::1], int64, int64, int64)", ()),
         ("_heap_pop", _heap_pop, "int64(int64[::1], int64[::1], int64)", ()),
-        ("_event_loop", _event_loop, _event_signature, ("_quiet_loop", "_heap_push", "_heap_pop")),
+        ("_prefill_chunks", _prefill_chunks, None, ()),
+        ("_admit", _admit, None, ("_heap_push",)),
+        ("_end_step", _end_step, None, ("_heap_push", "_heap_pop")),
+        ("_event_loop", _event_loop, _event_signature,
+         ("_quiet_loop", "_prefill_chunks", "_admit", "_end_step")),
     ])
     return None if done is None else (done["_quiet_loop"], done["_event_loop"])

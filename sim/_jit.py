@@ -23,8 +23,8 @@ def disabled() -> bool:
 
 def compile_all(specs):
     """Compile ``specs``, a list of ``(name, function, signature, calls)`` in dependency order
-    (``calls``: names of earlier entries the function calls; ``signature`` a string, or a callable
-    taking the numba module and returning the signature). Returns ``{name: compiled}``, or None
+    (``calls``: names of earlier entries the function calls; ``signature`` a string, a callable
+    taking the numba module and returning the signature, or None: typed where first called). Returns ``{name: compiled}``, or None
     when numba is missing, disabled or broken."""
     if disabled():
         return None
@@ -38,9 +38,12 @@ def compile_all(specs):
                 warnings.simplefilter("ignore")
                 done: dict = {}
                 for name, fn, signature, calls in specs:
-                    sig = signature(numba) if callable(signature) else signature
                     fn = _calling(fn, **{c: done[c] for c in calls}) if calls else fn
-                    done[name] = numba.njit(sig, cache=cache, nogil=True)(fn)
+                    if signature is None:            # typed (and compiled) where first called
+                        done[name] = numba.njit(cache=cache, nogil=True)(fn)
+                    else:
+                        sig = signature(numba) if callable(signature) else signature
+                        done[name] = numba.njit(sig, cache=cache, nogil=True)(fn)
             return done
         except Exception:                        # pragma: no cover - a broken numba install
             continue
