@@ -145,6 +145,7 @@ class Instance:
         self.prefill: deque[int] = deque()         # running requests still in their prompt, in order
         self.finishes: list[tuple[int, int]] = []  # heap of (step at whose end it finishes, request)
         self.fstep: dict[int, int] = {}            # decoder -> step at whose end it finishes
+        self.preempted = False                     # whether the step being built preempted
         self.decoders = 0                 # D: running requests past their prompt
         self.running = 0
         self.context = 0                  # sum over running of (prompt tokens computed + tokens generated)
@@ -324,14 +325,18 @@ class Instance:
     def _event_step(self) -> list[int]:
         """One step by the general rule (2-5); returns the requests it finished."""
         kv, spec, step = self.kv, self.spec, self.step
-        preempted = kv.preempts and kv.allocate_step(self, step)     # paged: the decoders' blocks
+        self.preempted = False
+        if kv.preempts:
+            kv.allocate_step(self, step)               # paged: the decoders' blocks
         k1 = spec.k + 1 if spec is not None else 1     # tokens a decoder computes per step
         budget = self.setup.max_num_batched_tokens - self.decoders * k1
         tokens, completed = self.decoders * k1, []
         budget, tokens, pairs = self._prefill_chunks(budget, tokens, completed)
         dtok = self.decoders * k1                      # decoders' tokens (speculative: verified ones)
-        if not preempted:
+        if not self.preempted:
             budget, tokens, pairs, dtok = self._admit(budget, tokens, pairs, dtok, completed, k1)
+        elif tokens == 0 and not kv.extra:
+            return []                                  # everyone was preempted: no model step, no time
         now, context = self.now, self.context
         self._log(now, tokens, context, 0, self.decoders, 1, pairs)
         extra, flags = kv.extra, kv.flags
@@ -352,15 +357,21 @@ class Instance:
 
     def _prefill_chunks(self, budget: int, tokens: int, completed: list):
         """Rule 2's prompts: running requests still in their prompt, in admission order, take
-        chunks while the budget lasts (the first that gets none ends the pass)."""
-        prefill, target, computed = self.prefill, self.target, self.computed
+        chunks while the budget lasts (the first that gets none ends the pass). Paged: each chunk's
+        blocks are allocated as it is scheduled; one that does not fit preempts (rule 2's victim),
+        and the pass ends if the victim is the request itself."""
+        prefill, target, computed, kv = self.prefill, self.target, self.computed, self.kv
         pairs = 0
-        for r in prefill:
+        i = 0
+        while i < len(prefill):
+            r = prefill[i]
             done = computed[r]
             give = target[r] - done
             if give > budget:
                 give = budget
             if give <= 0:
+                break
+            if kv.preempts and not kv.allocate_chunk(self, r, done + give):
                 break
             budget -= give
             tokens += give
@@ -368,6 +379,7 @@ class Instance:
             computed[r] = done + give
             if done + give == target[r]:
                 completed.append(r)
+            i += 1
         for _ in completed:
             prefill.popleft()
         return budget, tokens, pairs
@@ -407,9 +419,9 @@ class Instance:
                 self._start_decoding(r, finish, inp[r] + g, self.step + 1)
                 continue
             self.context += cached
-            computed[r] = cached
             left = target[r] - cached
             give = min(left, budget)
+            kv.allocate_chunk(self, r, cached + give)  # fits: admission checked the whole prompt
             budget -= give
             tokens += give
             pairs += attention_pairs(cached, give)
@@ -462,6 +474,7 @@ class Instance:
         """The scheduler's half of a preemption (the KV manager chose ``r`` and frees its KV):
         ``r`` leaves the running set for the queue's head. Returns (tokens of KV it had computed,
         tokens it had generated, -1 if still in its prompt)."""
+        self.preempted = True
         del self.run_order[r]
         if r in self.fstep:                         # a decoder
             generated = self.out[r] - (self.fstep.pop(r) - self.step + 1)

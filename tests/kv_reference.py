@@ -132,6 +132,11 @@ def plain_kv_run(setup, arrivals, inputs, outputs, prefixes=None, prefilled=None
         recompute_s = 2 * setup.params * B / (setup.peak_flops * setup.mfu)
     pending, waiting, running = list(reqs), deque(), []
     kv_used, now, done, steps = 0, 0.0, 0, []
+
+    def spare():
+        """The watermark is kept free only while other requests run (vLLM V1)."""
+        return pool.watermark if running else 0
+
     while done < n:
         while pending and pending[0].arrival <= now:
             waiting.append(pending.pop(0))
@@ -139,24 +144,31 @@ def plain_kv_run(setup, arrivals, inputs, outputs, prefixes=None, prefilled=None
             now = pending[0].arrival
             continue
         extra, flags, preempted = 0.0, 0, False
+
+        def preempt():
+            """The last admitted running request goes back to the queue's head."""
+            nonlocal extra, flags, preempted
+            v = running.pop()
+            preempted = True
+            v.preemptions += 1
+            pool.release(v, pc is not None)
+            if swap_s:
+                extra += v.computed * swap_s
+                flags |= 4
+                v.swapped = True
+            else:
+                v.gen0 = v.generated
+                v.prompt = v.input_len + v.generated
+                v.prompt_done = v.computed = 0
+            waiting.appendleft(v)
+            return v
+
         if paged:
             needers = [r for r in running if r.decoding() and r.computed == len(r.blocks) * B]
             while len(needers) > pool.free():
-                v = running.pop()
-                preempted = True
-                v.preemptions += 1
-                pool.release(v, pc is not None)
+                v = preempt()
                 if v in needers:
                     needers.remove(v)
-                if swap_s:
-                    extra += v.computed * swap_s
-                    flags |= 4
-                    v.swapped = True
-                else:
-                    v.gen0 = v.generated
-                    v.prompt = v.input_len + v.generated
-                    v.prompt_done = v.computed = 0
-                waiting.appendleft(v)
             for r in needers:
                 r.blocks.append(pool.alloc())
         budget = setup.max_num_batched_tokens
@@ -165,11 +177,21 @@ def plain_kv_run(setup, arrivals, inputs, outputs, prefixes=None, prefilled=None
             if r.decoding():
                 work.append((r, k1))
                 budget -= k1
-        for r in running:
+        for r in list(running):
+            if r not in running:                   # preempted by an earlier chunk's allocation
+                break
             if not r.decoding():
                 give = min(r.prompt - r.prompt_done, budget)
                 if give <= 0:
                     break
+                if paged:                          # this chunk's blocks, preempting the tail if short
+                    need = -(-(r.computed + give) // B) - len(r.blocks)
+                    while need > pool.free():
+                        if preempt() is r:
+                            break
+                    if r not in running:
+                        break
+                    r.blocks += [pool.alloc() for _ in range(max(0, need))]
                 work.append((r, give))
                 budget -= give
         while waiting and budget > 0 and len(running) < setup.max_num_seqs and not preempted:
@@ -180,15 +202,15 @@ def plain_kv_run(setup, arrivals, inputs, outputs, prefixes=None, prefilled=None
                 kv_used += r.input_len + r.output_len
             elif r.swapped:
                 need = -(-(r.computed + 1 if r.decoding() else r.prompt) // B)
-                if pool.free() - need < pool.watermark:
+                if pool.free() - need < spare():
                     break
-                r.blocks = [pool.alloc() for _ in range(need)]
+                r.blocks = [pool.alloc() for _ in range(-(-(r.computed + 1 if r.decoding() else r.computed) // B))]
                 extra += r.computed * swap_s
                 flags |= 4
                 r.swapped = False
             elif r.prefilled and r.preemptions == 0:
                 need = -(-(r.input_len + 1) // B)
-                if pool.free() - need < pool.watermark:
+                if pool.free() - need < spare():
                     break
                 r.blocks = [pool.alloc() for _ in range(need)]
             else:
@@ -211,7 +233,7 @@ def plain_kv_run(setup, arrivals, inputs, outputs, prefixes=None, prefilled=None
                         hits, on_host = hits[:k], 0
                 free_hits = sum(1 for h in hits if h in pool.cached and pool.ref[pool.cached[h]] == 0)
                 blocks = -(-r.prompt // B)
-                if pool.free() - free_hits - (blocks - len(hits) + on_host) < pool.watermark:
+                if pool.free() - free_hits - (blocks - len(hits) + on_host) < spare():
                     break
                 taken = []
                 for h in hits:                         # GPU hits held first, host ones leave the host
@@ -223,7 +245,9 @@ def plain_kv_run(setup, arrivals, inputs, outputs, prefixes=None, prefilled=None
                     else:
                         del pool.host[h]
                         taken.append(("host", h))
-                fresh = [pool.alloc() for _ in range(blocks - len(hits) + on_host)]
+                # only the first chunk's blocks now (the whole prompt was checked)
+                give = min(r.prompt - len(hits) * B, budget)
+                fresh = [pool.alloc() for _ in range(-(-(len(hits) * B + give) // B) - len(hits) + on_host)]
                 r.blocks = []
                 for tier, t in taken:
                     if tier == "gpu":
@@ -249,9 +273,13 @@ def plain_kv_run(setup, arrivals, inputs, outputs, prefixes=None, prefilled=None
                 budget -= k1
             else:
                 give = min(r.prompt - r.prompt_done, budget)
+                if paged:                          # its first chunk's blocks (a swapped prompt's too)
+                    r.blocks += [pool.alloc() for _ in range(-(-(r.computed + give) // B) - len(r.blocks))]
                 work.append((r, give))
                 budget -= give
         tokens = sum(g for _, g in work)
+        if not tokens and not extra:
+            continue                               # everyone was preempted: no model step, no time
         context = sum(r.contribution() for r in running)
         pairs = sum(r.prompt_done + j + 1 for r, g in work if not r.decoding() for j in range(g))
         decs = sum(1 for r, _ in work if r.decoding())

@@ -189,8 +189,18 @@ def test_bad_input_names_the_field(make, field):
 def test_a_request_that_cannot_fit_alone_is_refused():
     setup = tiny_setup(cap=64).replace(kv=Paged(block_size=16, watermark=0.25))
     with pytest.raises(ValueError, match="do not fit the KV even alone"):
-        run(setup, workload.offline(1, 40, 10))
-    run(setup, workload.offline(1, 40, 8))            # 48 tokens = 3 blocks, 1 kept free: fits
+        run(setup, workload.offline(1, 60, 5))
+    run(setup, workload.offline(1, 60, 4))            # 64 tokens = all 4 blocks: alone, no watermark
+
+
+def test_the_watermark_is_kept_only_while_others_run():
+    # vLLM V1: the watermark is spared only when requests are running. 10 blocks of 1 token,
+    # watermark 0.2 (2 blocks). r0 (prompt 9, alone) is admitted into 9 of 10 blocks; r1 (prompt 1)
+    # arrives while r0 runs: 1 free block - 1 < 2 spare, so it waits until r0 finishes.
+    setup = tiny_setup(budget=16, cap=10).replace(kv=Paged(block_size=1, watermark=0.2))
+    res = run_requests(setup, [0.0, 0.0], [9, 1], [1, 1])
+    assert ticks(res.first_token) == [9, 11]           # r0: 9 ticks; r1 only after, max(1, 2) ticks
+    assert res.preemptions.tolist() == [0, 0]
 
 
 def test_reserve_by_name_is_the_default():

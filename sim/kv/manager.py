@@ -9,7 +9,9 @@ talks to it through these calls only; it never sees a block or a reservation:
                               RESUME (its KV came back whole: it decodes from this step on)
     allocate_step(inst, step) the decoders' KV for this step; preempts running requests (the
                               victim is ``victim(inst)``, the scheduler's ``Instance.preempt``
-                              undoes its progress) until the rest fit; True if it preempted
+                              undoes its progress, and notes it) until the rest fit
+    allocate_chunk(inst, r, n) KV for ``r``'s prompt chunk (its KV to hold ``n`` tokens),
+                              preempting likewise; False if ``r`` itself was preempted
     quiet_steps(step, k)      how many of ``k`` decode-only steps from ``step`` fit without one
     grow(step, k)             hand out those steps' KV
     start_decoding(r, kv, s) / stop_decoding(r)    a request starts or stops decoding
@@ -48,8 +50,11 @@ class ReserveManager:
         self.used += need
         return 0
 
-    def allocate_step(self, inst, step: int) -> bool:
-        return False
+    def allocate_step(self, inst, step: int) -> None:
+        pass
+
+    def allocate_chunk(self, inst, r: int, tokens: int) -> bool:
+        return True
 
     def quiet_steps(self, step: int, k: int) -> int:
         return k

@@ -48,13 +48,14 @@ class Paged:
     """KV in blocks of ``block_size`` tokens, preempting the most recently admitted when short.
 
     block_size  tokens per block, a whole number >= 1 (vLLM's default 16)
-    watermark   fraction of all blocks that admission leaves free, in [0, 1) (vLLM: 0.01)
+    watermark   fraction of all blocks that admission leaves free while other requests run, in
+                [0, 1) (vLLM V1's default 0.0; V0 used 0.01 on every admission)
     preemption  "recompute" (drop the KV, prefill again) or "swap" (copy it to host memory)
     swap_gbs    GB/s of the host link used by swap (required for "swap")
     """
 
     block_size: int = 16
-    watermark: float = 0.01
+    watermark: float = 0.0
     preemption: str = "recompute"
     swap_gbs: float | None = None
     name = "paged"
@@ -132,31 +133,51 @@ class BlockManager:
         return (b is not None and b[0] == r and b[1] == prompt and b[2] == self.releases
                 and self.free_blocks() <= b[3])
 
-    def admit(self, r: int, prompt: int, prefix) -> tuple[int, int] | None:
-        """Blocks for a prompt of ``prompt`` tokens, after a prefix lookup: (cached tokens, of which
-        read back from the host), or None when it does not fit."""
+    def admit(self, r: int, prompt: int, prefix, *, spare: bool = True,
+              whole: bool = True) -> tuple[int, int] | None:
+        """Admit a prompt of ``prompt`` tokens after a prefix lookup: (cached tokens, of which read
+        back from the host), or None when its blocks (less the hits) and, with ``spare``, the
+        watermark do not fit. ``whole``: allocate every prompt block now; else only the hits (the
+        engine then allocates chunk by chunk, ``allocate_to``, as vLLM V1 does)."""
         B = self.B
         blocks = -(-prompt // B)
         runs, hit, on_host, free_hits = self._lookup(prompt, prefix)
         new = blocks - hit + on_host                  # host hits need GPU blocks too
-        if self.free_blocks() - free_hits - new < self.watermark:
+        if self.free_blocks() - free_hits - new < (self.watermark if spare else 0):
             self.blocked = (r, prompt, self.releases, self.free_blocks())
             return None
         if hit:
             held = self.held[r] = first_runs(runs, hit)
             self.cache.take(held)
-        self._allocate(new)
-        self.base[r] = blocks
+        if whole:
+            self._allocate(new)
+            self.base[r] = blocks
+        else:
+            self._allocate(on_host)
+            self.base[r] = hit
         return hit * B, on_host * B
 
-    def admit_blocks(self, r: int, tokens: int) -> bool:
-        """Blocks for KV that arrives whole (swapped back in, or a PD transfer): ``tokens``."""
+    def admit_blocks(self, r: int, tokens: int, *, spare: bool = True, need: int | None = None) -> bool:
+        """Blocks for KV that arrives whole (swapped back in, or a PD transfer): ``tokens``; the
+        check is for ``need`` tokens (default ``tokens``) and, with ``spare``, the watermark."""
         new = -(-tokens // self.B)
-        if self.free_blocks() - new < self.watermark:
+        check = new if need is None else -(-need // self.B)
+        if self.free_blocks() - check < (self.watermark if spare else 0):
             return False
         self._allocate(new)
         self.base[r] = new
         return True
+
+    def blocks_to(self, r: int, tokens: int) -> int:
+        """New blocks ``r`` needs for its KV to hold ``tokens`` (prompt chunks)."""
+        return max(0, -(-tokens // self.B) - self.base[r])
+
+    def allocate_to(self, r: int, tokens: int) -> None:
+        """Allocate them (they fit: ``blocks_to(r, tokens) <= free_blocks()``)."""
+        n = self.blocks_to(r, tokens)
+        if n:
+            self._allocate(n)
+            self.base[r] += n
 
     def start_decoding(self, r: int, kv_tokens: int, step: int) -> None:
         """From ``step`` on, ``r`` computes one token a step over ``kv_tokens`` (then +1 a step)."""
@@ -248,33 +269,41 @@ class PagedManager:
 
     def head_fits(self, inst, r: int) -> bool:
         blocks = self.blocks
+        spare = inst.running > 0
         if r in self.swapped:
-            return self._whole_fits(inst.computed[r] + 1 if self.swapped[r] else inst.target[r])
+            return self._whole_fits(inst.computed[r] + 1 if self.swapped[r] else inst.target[r], spare)
         if inst.pre[r]:
-            return self._whole_fits(inst.inp[r] + 1)
+            return self._whole_fits(inst.inp[r] + 1, spare)
         # A prefix lookup costs as much as the admission's own: an event step tries it instead
         # (an event step of decoders only is the quiet run's arithmetic), unless it just failed.
         return not blocks.refused(r, inst.target[r])
 
-    def _whole_fits(self, tokens: int) -> bool:
+    def _whole_fits(self, tokens: int, spare: bool) -> bool:
         blocks = self.blocks
-        return blocks.free_blocks() - (-(-tokens // self.B)) >= blocks.watermark
+        return blocks.free_blocks() - (-(-tokens // self.B)) >= (blocks.watermark if spare else 0)
 
     def admit(self, inst, r: int):
+        """vLLM V1's admission: the whole sequence's blocks (less prefix hits) must fit, with the
+        watermark spare only while other requests run; only the hits are taken here, the first
+        chunk's blocks come from ``allocate_chunk``."""
         blocks = self.blocks
+        spare = inst.running > 0
         if r in self.swapped:                         # its KV comes back from host memory
             decoding = self.swapped[r]
             computed = inst.computed[r]
-            if not blocks.admit_blocks(r, computed + 1 if decoding else inst.target[r]):
+            if decoding:
+                if not blocks.admit_blocks(r, computed + 1, spare=spare):
+                    return None
+            elif not blocks.admit_blocks(r, computed, spare=spare, need=inst.target[r]):
                 return None
             del self.swapped[r]
             self.extra += computed * self.swap_s_per_token
             self.flags |= SWAP
             return RESUME if decoding else computed
         if inst.pre[r]:                               # its prompt's KV and its first token's
-            return 0 if blocks.admit_blocks(r, inst.inp[r] + 1) else None
+            return 0 if blocks.admit_blocks(r, inst.inp[r] + 1, spare=spare) else None
         prompt = inst.target[r]
-        got = blocks.admit(r, prompt, inst.prefix[r])
+        got = blocks.admit(r, prompt, inst.prefix[r], spare=spare, whole=False)
         if got is None:
             return None
         cached, host = got
@@ -291,17 +320,26 @@ class PagedManager:
 
     # --- the step's blocks and preemption ---------------------------------------------------
 
-    def allocate_step(self, inst, step: int) -> bool:
+    def allocate_step(self, inst, step: int) -> None:
         """The decoders' new blocks this step, preempting the victim while they do not fit."""
         blocks = self.blocks
         need = blocks.need(step)
-        preempted = False
         while need > blocks.free_blocks():
-            preempted = True
             self._preempt(inst, self.victim(inst))
             need = blocks.need(step)
         blocks.take_step_blocks(need)
-        return preempted
+
+    def allocate_chunk(self, inst, r: int, tokens: int) -> bool:
+        """Blocks for ``r``'s prompt chunk, its KV to hold ``tokens``; while they do not fit, the
+        victim is preempted (vLLM V1's running pass). False if ``r`` itself was."""
+        blocks = self.blocks
+        while blocks.blocks_to(r, tokens) > blocks.free_blocks():
+            victim = self.victim(inst)
+            self._preempt(inst, victim)
+            if victim == r:
+                return False
+        blocks.allocate_to(r, tokens)
+        return True
 
     def victim(self, inst) -> int:
         """The most recently admitted running request."""
