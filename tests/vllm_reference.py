@@ -51,8 +51,14 @@ private blocks hit when it is readmitted after a preemption, and nobody else's.
 The free queue (vLLM's ``FreeKVCacheBlockQueue``) is one LRU list of block ids: ids 0..n-1 at the
 start (vLLM's null block 0 is not modelled: n = ``kv_capacity_tokens // block_size`` usable
 blocks, vLLM's block i is id i - 1 here), new blocks come from its head (a named block there is
-evicted), freed blocks are appended in the order given (a request's blocks tail first), a hit on
-a free block takes it out of the queue (``touch``).
+evicted), a request's freed blocks go tail first: named ones to the queue's tail, unnamed ones
+(the partial last block, lookahead slots) to its head, since they can never hit; a hit on a
+free block takes it out of the queue (``touch``).
+
+Two smaller rules of this commit are kept: ``long_prefill_token_threshold`` (a cap on any one
+request's tokens per step, 0 = none), and the padding of a waiting request that needs a single
+token while only decoders were scheduled (speculative decoding): it is scheduled 1 + k tokens,
+its k placeholder drafts all rejected, so speculative batches stay uniform.
 """
 
 from __future__ import annotations
@@ -95,6 +101,7 @@ class VReq:
     cached_tokens: int = 0             # prefix-cache hit tokens, summed over admissions
     hits: list = field(default_factory=list)     # hit tokens at each admission
     rng: object = None
+    padded: bool = False               # this step's drafts are placeholders (never accepted)
 
     @property
     def num_tokens(self) -> int:
@@ -161,10 +168,20 @@ class BlockPool:
         return out
 
     def free_blocks(self, ordered) -> None:
+        """Blocks whose count drops to 0 rejoin the free queue: named ones at its tail in the order
+        given, unnamed ones (they can never hit) at its head, in the order given, so they are
+        reused first. With caching off every block goes to the tail."""
+        unnamed = []
         for b in ordered:
             self.ref[b] -= 1
             if self.ref[b] == 0:
-                self.free_queue[b] = None
+                if self.caching and self.name[b] is None:
+                    unnamed.append(b)
+                else:
+                    self.free_queue[b] = None
+        for b in reversed(unnamed):
+            self.free_queue[b] = None
+            self.free_queue.move_to_end(b, last=False)
 
     def name_blocks(self, r: VReq, num_full: int, B: int) -> None:
         """Cache r's blocks [num_named, num_full) under their names (vLLM's cache_full_blocks)."""
@@ -200,7 +217,8 @@ class VllmV1:
     """The stepper. ``add(...)`` requests, then ``step()`` until ``done()``; or use ``vllm_run``."""
 
     def __init__(self, setup, *, policy: str | None = None, speculative=None, watermark=None,
-                 prefix_caching: bool | None = None):
+                 prefix_caching: bool | None = None, long_prefill_token_threshold: int = 0,
+                 start: float = 0.0):
         kv = setup.kv
         if kv is None:
             raise ValueError("vllm_reference models paged KV: Setup.kv must be 'paged' or a sim.kv.Paged")
@@ -224,7 +242,8 @@ class VllmV1:
         self.pending: list[VReq] = []      # not arrived yet, in arrival order
         self.waiting = deque() if self.policy == "fcfs" else []
         self.running: list[VReq] = []
-        self.now = 0.0
+        self.threshold = long_prefill_token_threshold
+        self.now = float(start)
         self.steps: list[Step] = []
 
     # --- the waiting queue -------------------------------------------------------------------
@@ -248,13 +267,27 @@ class VllmV1:
 
     # --- requests ----------------------------------------------------------------------------
     def add(self, arrival, input_len, output_len, prefix=None, priority=0) -> VReq:
-        if self.pending and arrival < self.pending[-1].arrival:
-            raise ValueError("arrivals must be added in nondecreasing order")
+        """A request joining the waiting queue at the first step start at or after ``arrival``
+        (arrival also orders the priority queue). Ids are 0, 1, ... in the order added."""
+        if input_len < 1 or output_len < 1:
+            raise ValueError(f"input_len and output_len must be >= 1, got {input_len}, {output_len}")
         r = VReq(len(self.reqs), float(arrival), int(input_len), int(output_len),
                  tuple(prefix) if prefix else None, int(priority))
         self.reqs.append(r)
-        self.pending.append(r)
+        k = len(self.pending)
+        while k and self.pending[k - 1].arrival > r.arrival:
+            k -= 1
+        self.pending.insert(k, r)
         return r
+
+    def waiting_ids(self) -> list:
+        """The waiting queue, head first."""
+        if self.policy == "fcfs":
+            return [r.id for r in self.waiting]
+        return [r.id for r in sorted(self.waiting)]
+
+    def running_ids(self) -> list:
+        return [r.id for r in self.running]
 
     def done(self) -> bool:
         return all(r.finish is not None for r in self.reqs)
@@ -326,7 +359,10 @@ class VllmV1:
         while i < len(self.running) and budget > 0:
             r = self.running[i]
             drafts = self.spec.k if (self.spec is not None and r.decoding()) else 0
-            n = min(r.num_tokens + drafts - r.num_computed, budget)
+            n = r.num_tokens + drafts - r.num_computed
+            if 0 < self.threshold < n:
+                n = self.threshold
+            n = min(n, budget)
             ok = True
             while not self._allocate_running(r, n):
                 if self.policy == "priority":
@@ -348,14 +384,25 @@ class VllmV1:
             budget -= n
             i += 1
 
+        # padding applies while the scheduled running requests are all decoders
+        only_decoders = bool(work) and all(q.decoding() for q in work)
         admitted, hits_of, flags = [], {}, 0
         if not preempted:
             while self.waiting and budget > 0 and len(self.running) < setup.max_num_seqs:
                 r = self._queue_peek()
                 hits = self._lookup(r)
-                n = min(r.num_tokens - len(hits) * B, budget)
+                n = r.num_tokens - len(hits) * B
+                pad = self.spec is not None and n == 1 and only_decoders
+                if pad:
+                    n = 1 + self.spec.k
+                    if n > budget:
+                        break
+                if 0 < self.threshold < n:
+                    n = self.threshold
+                n = min(n, budget)
                 if not self._allocate_waiting(r, hits, n):
                     break
+                r.padded = pad
                 self._queue_pop()
                 r.running = True
                 r.num_computed = len(hits) * B
@@ -379,7 +426,8 @@ class VllmV1:
 
         tokens = sum(work.values())
         context = sum(q.num_computed + (1 if q.decoding() else 0) for q in self.running)
-        pairs = sum(attention_pairs(q.num_computed, n) for q, n in work.items() if not q.decoding())
+        pairs = sum(attention_pairs(q.num_computed, min(n, q.prompt_end - q.num_computed))
+                    for q, n in work.items() if not q.decoding())
         decs = sum(1 for q in work if q.decoding())
         extra = 0.0
         if self.spec is not None and decs:
@@ -395,7 +443,10 @@ class VllmV1:
             if r.num_computed < r.num_tokens:
                 continue                                     # a prompt chunk: nothing sampled
             accepted = 0
-            if drafts > 0:
+            if r.padded:                                     # placeholder drafts: all rejected
+                r.num_computed -= drafts
+                r.padded = False
+            elif drafts > 0:
                 if r.rng is None:
                     r.rng = self.spec.rng(r.id)
                 while accepted < drafts and r.rng.random() < self.spec.alpha:
@@ -441,3 +492,19 @@ def vllm_run(setup, arrivals, inputs, outputs, prefixes=None, priorities=None, *
 def schedule_table(sim: VllmV1) -> list[dict]:
     """Per step, {request id: tokens scheduled} (what the parity tests compare)."""
     return [s.scheduled for s in sim.steps]
+
+
+def vllm_stepper(*, block_size=16, vllm_blocks=10000, budget=8192, seqs=16, caching=False,
+                 watermark=0.0, policy="fcfs", speculative=None, threshold=0, start=0.0,
+                 kv_bytes=0) -> VllmV1:
+    """A stepper set up like vLLM's test helpers (``create_scheduler``: 16 seqs, 8192 tokens,
+    10000 blocks of 16): ``vllm_blocks`` counts vLLM's null block, so ``vllm_blocks - 1`` are
+    usable. Steps last max(tokens, 2 + kv_bytes x context) ticks of 1/1024 s (tests/conftest.py's
+    hand-worked instance)."""
+    from conftest import tiny_setup
+    from sim.kv import Paged, PrefixCache
+    setup = tiny_setup(kv=kv_bytes, budget=budget, seqs=seqs, cap=(vllm_blocks - 1) * block_size)
+    setup = setup.replace(kv=Paged(block_size=block_size, watermark=watermark),
+                          prefix_cache=PrefixCache() if caching else None)
+    return VllmV1(setup, policy=policy, speculative=speculative, prefix_caching=caching,
+                  long_prefill_token_threshold=threshold, start=start)
