@@ -211,6 +211,7 @@ class Step:
     admitted: list                     # request ids admitted from the waiting queue, in order
     emitted: dict                      # request id -> output tokens emitted at the step's end
     hits: dict                         # admitted request id -> prefix-cache hit tokens
+    held: dict                         # scheduled request id -> its block ids during the step
 
 
 class VllmV1:
@@ -436,6 +437,7 @@ class VllmV1:
         duration = setup.step_time(tokens, context, pairs) + extra
         self.now += duration
 
+        held = {q.id: list(q.blocks) for q in work}
         emitted = {}
         for r, n in work.items():
             drafts = r.num_computed + n - r.num_tokens      # > 0 only for a decoder's drafts
@@ -466,7 +468,7 @@ class VllmV1:
 
         step = Step(start, duration, tokens, context, pairs, decs, extra, flags,
                     {q.id: n for q, n in work.items()}, [q.id for q in preempted], admitted,
-                    emitted, hits_of)
+                    emitted, hits_of, held)
         self.steps.append(step)
         return step
 
