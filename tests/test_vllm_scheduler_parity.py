@@ -387,3 +387,27 @@ def test_prefix_shared_with_running_requests():
     t.add(0.0, 33, 4, prefix=((2, 33),))
     step = t.step()
     assert step.scheduled == {0: 33, 1: 1} and step.hits == {0: 0, 1: 32}
+
+
+def test_priority_preemption_resumes_from_own_cached_blocks():
+    """vLLM test_scheduler.py::test_priority_scheduling_ec_connector_preemption_and_resumption,
+    its KV part ("this test only preempts the last block"): blocks of 16, 15 blocks (14 usable),
+    prefix caching, 2 seqs. low (priority 1, 94 tokens, 6 blocks) runs; high (priority 0, 128
+    tokens, 2 outputs) takes the other 8 (0 free). Next step high needs a 9th block: low is
+    preempted, its 6 named blocks go to the free queue's tail and high takes the first of them,
+    low's last block. high finishes; low (94 + 2 tokens) resumes from its 5 surviving blocks:
+    80 tokens hit, 16 computed."""
+    s = vllm_stepper(policy="priority", seqs=2, vllm_blocks=15, caching=True)
+    s.add(0.0, 94, 16, priority=1)
+    run_steps(s, 1)
+    s.add(s.now, 128, 2, priority=0)
+    (step2,) = run_steps(s, 1)
+    assert step2.scheduled == {0: 1, 1: 128} and s.pool.num_free() == 0
+    low_blocks = list(s.reqs[0].blocks)
+    (step3,) = run_steps(s, 1)
+    assert step3.scheduled == {1: 1} and step3.preempted == [0]
+    assert step3.held[1][-1] == low_blocks[-1]
+    assert s.reqs[0].num_tokens == 96 and s.reqs[1].finish is not None
+    (step4,) = run_steps(s, 1)
+    assert step4.scheduled == {0: 16} and step4.hits == {0: 80}
+    assert step4.held[0][:5] == low_blocks[:5]
