@@ -335,6 +335,11 @@ class Instance:
         dtok = self.decoders * k1                      # decoders' tokens (speculative: verified ones)
         if not self.preempted:
             budget, tokens, pairs, dtok = self._admit(budget, tokens, pairs, dtok, completed, k1)
+            if tokens == 0:                            # nothing runs and the head never fits
+                r = self._head()
+                raise RuntimeError(f"request {r} ({self.target[r]} prompt tokens, {self.out[r]} output) can "
+                                   f"never be admitted: it does not fit the free KV of an idle instance "
+                                   f"({self.kv.free_tokens(0)} tokens)")
         elif tokens == 0 and not kv.extra:
             return []                                  # everyone was preempted: no model step, no time
         now, context = self.now, self.context
