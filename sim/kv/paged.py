@@ -1,22 +1,42 @@
-"""Paged KV with preemption (vLLM's block manager), behind the four calls the scheduler makes.
+"""Paged KV with preemption: vLLM V1's KV cache manager, as the engine's KV manager (sim.kv.manager).
 
 The handbook's rule (``Reserve``, the default: ``Setup.kv = None``) reserves a request's whole KV,
 ``input_len + output_len`` tokens, at admission and never preempts. ``Paged`` hands KV out in blocks
-of ``block_size`` tokens as a request grows:
+of ``block_size`` tokens as a request grows, following vLLM V1 (read at vllm-project/vllm
+``vllm/v1/core/sched/scheduler.py`` ``schedule``/``_preempt_request``, ``vllm/v1/core/kv_cache_manager.py``
+``allocate_slots``/``get_computed_blocks``, ``vllm/v1/core/block_pool.py``):
 
-- admission needs the prompt's blocks (less those a prefix cache already holds) and leaves at least
-  ``watermark`` x all blocks free (vLLM's guard against preempting right after admitting);
-- a request computing its token number n (counting the prompt) needs block ``ceil(n / B)``: a
+- admission: the waiting head is admitted if its whole sequence's blocks (prompt, or prompt plus
+  generated tokens after a recompute; less prefix-cache hits, counting hits on free blocks as
+  taken) fit, keeping ``watermark`` x all blocks spare only while other requests run (V1's default
+  watermark is 0.0); only its first chunk's blocks are allocated then (``allocate_chunk``);
+- running requests in admission order: a prompt chunk allocates its blocks as it is scheduled; a
   decoding request whose KV holds L tokens needs a new block in a step where L is a multiple of B.
   The token a request emits last is never computed, so a request holds at most
   ``ceil((input_len + output_len - 1) / B)`` blocks;
-- in a step where the decoders' new blocks outnumber the free ones, running requests are preempted
-  from the most recently admitted until the rest fit (vLLM: the scheduler pops ``running``'s tail),
-  and that step admits no one. A victim goes back to the queue's head (victims in admission order),
-  with its KV either dropped (``recompute``: on readmission it prefills its prompt plus the tokens it
-  had generated, and the end of that prefill emits its next token) or copied to host memory
-  (``swap``: ``tokens x kv_bytes_per_token / swap_gbs`` seconds are added to the step that swaps it
-  out and to the one that swaps it back in; host memory is not bounded).
+- when an allocation does not fit, running requests are preempted from the most recently admitted
+  (V1 FCFS: ``running``'s tail) until it does, and that step admits no one; if the victim is the
+  request being scheduled, the pass ends; a step in which everyone was preempted runs no model.
+  A victim goes back to the queue's head (victims in admission order). ``recompute`` (V1's only
+  way): its KV is dropped, and on readmission it prefills its prompt plus the tokens it had
+  generated; the end of that prefill emits its next token. ``swap`` is not V1 (V0 had it): its KV
+  is copied to host memory, ``tokens x kv_bytes_per_token / swap_gbs`` seconds added to the step
+  that swaps it out and to the one that swaps it back in; host memory is not bounded.
+
+``tests/test_engine_vs_vllm.py`` checks the engine against ``tests/vllm_reference.py`` (a plain
+per-request restatement of those vLLM files) bit for bit on all of the above, without prefix
+caching. Not modelled, or modelled otherwise than V1:
+
+- prefix caching (sim/kv/prefix_cache.py): blocks are named when their request releases them, not
+  when they are scheduled, so requests running side by side do not share a prefix until one of
+  them finishes (V1 shares it at once); blocks beyond the named prefix are never cached (V1
+  hashes every full block, so a preempted request can hit its own); plain free blocks are handed
+  out before cached ones are evicted (V1: one free queue, unnamed blocks at its head);
+- decoders take their token even past ``max_num_batched_tokens`` (the handbook's rule; V1 cuts
+  them by the budget). With ``max_num_seqs <= max_num_batched_tokens``, which vLLM requires, the
+  two cannot differ;
+- speculative decoding with paged KV (V1's lookahead slots), ``priority`` scheduling, long-prefill
+  thresholds, a KV connector (the host tier here is this simulator's own), encoder caches, LoRA.
 
 Aggregates keep the engine exact and fast: a decoder's KV grows by one token a step, so whether it
 needs a block at step s depends only on ``(L - s) mod B``, fixed while it decodes. Counting
@@ -45,7 +65,8 @@ class Reserve:
 
 @dataclass(frozen=True)
 class Paged:
-    """KV in blocks of ``block_size`` tokens, preempting the most recently admitted when short.
+    """KV in blocks of ``block_size`` tokens, preempting the most recently admitted when short
+    (vLLM V1's rule: see the module docstring for what is modelled).
 
     block_size  tokens per block, a whole number >= 1 (vLLM's default 16)
     watermark   fraction of all blocks that admission leaves free while other requests run, in
