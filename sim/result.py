@@ -162,3 +162,39 @@ class SimResult:
                 raise ValueError("this result carries no step log")
             self._steps = self._step_runs()
         return self._steps
+
+
+def expand_steps(setup, start, tokens, ctx0, grow, dec, count, pairs, extra=None, flags=None) -> StepLog:
+    """Rebuild one entry per step from the run-length log, with the engine's exact arithmetic.
+    ``extra``/``flags``: seconds beyond the roofline and what the step contained, by log entry."""
+    count = np.asarray(count, dtype=np.int64)
+    total = int(count.sum())
+    run_of_step = np.repeat(np.arange(len(count)), count)
+    offset = np.arange(total) - np.repeat(np.cumsum(count) - count, count)
+    tokens = np.asarray(tokens, dtype=np.int64)[run_of_step]
+    context = np.asarray(ctx0, dtype=np.int64)[run_of_step] + np.asarray(grow, dtype=np.int64)[run_of_step] * offset
+    pairs = np.asarray(pairs, dtype=np.int64)[run_of_step]
+    duration = setup.step_times(tokens, context, pairs)
+    extra_s = step_flags = None
+    if extra:
+        first_of_run = np.cumsum(count) - count     # extras are on event steps (runs of one step)
+        at = first_of_run[np.fromiter(extra, dtype=np.int64)]
+        extra_s = np.zeros(total)
+        extra_s[at] = np.fromiter(extra.values(), dtype=float)
+        duration[at] = duration[at] + extra_s[at]
+        step_flags = np.zeros(total, dtype=np.int64)
+        step_flags[at] = np.fromiter(flags.values(), dtype=np.int64)
+    return StepLog(duration=duration, tokens=tokens, context=context, pairs=pairs,
+                   decoders=np.asarray(dec, dtype=np.int64)[run_of_step],
+                   start=lambda: step_starts(start, count, duration), extra_s=extra_s, flags=step_flags)
+
+
+def step_starts(run_start, count, duration) -> np.ndarray:
+    """Start of every step: a run starts at its logged time (idle gaps lie between runs), then adds
+    its steps' durations one by one, in the engine's order, so the times are the engine's own."""
+    first_of_run = np.cumsum(count) - count
+    starts = np.asarray(run_start, dtype=float)[np.repeat(np.arange(len(count)), count)]
+    for i in np.flatnonzero(count > 1).tolist():
+        a, k = int(first_of_run[i]), int(count[i])
+        starts[a + 1:a + k] = np.cumsum(np.concatenate(([run_start[i]], duration[a:a + k - 1])))[1:]
+    return starts

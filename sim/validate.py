@@ -5,9 +5,12 @@ from __future__ import annotations
 import math
 import numbers
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
-from sim.setup import Setup
+if TYPE_CHECKING:                # a type hint only: sim.setup -> sim.kv -> sim.validate must not cycle
+    from sim.setup import Setup
 
 
 def check_int(name: str, value, low: int | None) -> None:
@@ -39,17 +42,16 @@ def check_lengths_fit(setup: Setup, input_len, output_len) -> None:
     need = np.asarray(input_len, dtype=np.int64) + np.asarray(output_len, dtype=np.int64)
     worst = int(np.argmax(need))
     if setup.kv is not None:
-        # Paged: alone, a request holds at most ceil((input + output) / B) blocks and admission
-        # leaves the watermark free; one that cannot would preempt itself forever.
+        # Paged: alone, a request holds at most ceil((input + output) / B) blocks, and the watermark
+        # is spared only while others run; one that cannot fit alone would preempt itself forever.
         B = setup.kv.block_size
-        blocks = setup.kv_capacity_tokens // B
-        room = (blocks - int(setup.kv.watermark * blocks)) * B
+        room = setup.kv_capacity_tokens // B * B
         if need.flat[worst] > room:
             where = f"request {worst}: " if need.ndim else ""
             raise ValueError(
                 f"{where}input_len + output_len = {int(need.flat[worst])} tokens do not fit the KV even alone "
-                f"(allowed: <= {room}, the blocks of kv_capacity_tokens = {setup.kv_capacity_tokens} "
-                f"less the watermark, block_size {B})")
+                f"(allowed: <= {room}, the whole blocks of kv_capacity_tokens = {setup.kv_capacity_tokens}, "
+                f"block_size {B})")
         return
     if need.flat[worst] > setup.kv_capacity_tokens:
         where = f"request {worst}: " if need.ndim else ""

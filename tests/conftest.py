@@ -32,7 +32,7 @@ def engine_path(request):
     if request.param == "python":
         engine.use_compiled(False)
     yield request.param
-    engine.use_compiled(True)
+    engine.use_compiled("auto")
 
 
 @pytest.fixture

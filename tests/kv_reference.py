@@ -127,11 +127,18 @@ def plain_kv_run(setup, arrivals, inputs, outputs, prefixes=None, prefilled=None
     k1 = spec.k + 1 if spec else 1
     swap_s = (setup.kv_bytes_per_token / (setup.kv.swap_gbs * 1e9)
               if paged and setup.kv.preemption == "swap" else 0.0)
+    readback_s = None                              # seconds per block read back, when worth it
     if pc is not None and pool.host_cap:
         readback_s = B * setup.kv_bytes_per_token / (pc.host_link_gbs * 1e9)
-        recompute_s = 2 * setup.params * B / (setup.peak_flops * setup.mfu)
+        if readback_s > 2 * setup.params * B / (setup.peak_flops * setup.mfu):   # recomputing is cheaper
+            readback_s = None
     pending, waiting, running = list(reqs), deque(), []
     kv_used, now, done, steps = 0, 0.0, 0, []
+
+    def spare():
+        """The watermark is kept free only while other requests run (vLLM V1)."""
+        return pool.watermark if running else 0
+
     while done < n:
         while pending and pending[0].arrival <= now:
             waiting.append(pending.pop(0))
@@ -139,39 +146,26 @@ def plain_kv_run(setup, arrivals, inputs, outputs, prefixes=None, prefilled=None
             now = pending[0].arrival
             continue
         extra, flags, preempted = 0.0, 0, False
-        if paged:
-            needers = [r for r in running if r.decoding() and r.computed == len(r.blocks) * B]
-            while len(needers) > pool.free():
-                v = running.pop()
-                preempted = True
-                v.preemptions += 1
-                pool.release(v, pc is not None)
-                if v in needers:
-                    needers.remove(v)
-                if swap_s:
-                    extra += v.computed * swap_s
-                    flags |= 4
-                    v.swapped = True
-                else:
-                    v.gen0 = v.generated
-                    v.prompt = v.input_len + v.generated
-                    v.prompt_done = v.computed = 0
-                waiting.appendleft(v)
-            for r in needers:
-                r.blocks.append(pool.alloc())
-        budget = setup.max_num_batched_tokens
-        work = []
-        for r in running:
-            if r.decoding():
-                work.append((r, k1))
-                budget -= k1
-        for r in running:
-            if not r.decoding():
-                give = min(r.prompt - r.prompt_done, budget)
-                if give <= 0:
-                    break
-                work.append((r, give))
-                budget -= give
+
+        def preempt():
+            """The last admitted running request goes back to the queue's head."""
+            nonlocal extra, flags, preempted
+            v = running.pop()
+            preempted = True
+            v.preemptions += 1
+            pool.release(v, pc is not None)
+            if swap_s:
+                extra += v.computed * swap_s
+                flags |= 4
+                v.swapped = True
+            else:
+                v.gen0 = v.generated
+                v.prompt = v.input_len + v.generated
+                v.prompt_done = v.computed = 0
+            waiting.appendleft(v)
+            return v
+
+        work, budget = _running_pass(running, pool, k1, setup.max_num_batched_tokens, preempt)
         while waiting and budget > 0 and len(running) < setup.max_num_seqs and not preempted:
             r = waiting[0]
             if not paged:
@@ -180,68 +174,23 @@ def plain_kv_run(setup, arrivals, inputs, outputs, prefixes=None, prefilled=None
                 kv_used += r.input_len + r.output_len
             elif r.swapped:
                 need = -(-(r.computed + 1 if r.decoding() else r.prompt) // B)
-                if pool.free() - need < pool.watermark:
+                if pool.free() - need < spare():
                     break
-                r.blocks = [pool.alloc() for _ in range(need)]
+                r.blocks = [pool.alloc() for _ in range(-(-(r.computed + 1 if r.decoding() else r.computed) // B))]
                 extra += r.computed * swap_s
                 flags |= 4
                 r.swapped = False
             elif r.prefilled and r.preemptions == 0:
                 need = -(-(r.input_len + 1) // B)
-                if pool.free() - need < pool.watermark:
+                if pool.free() - need < spare():
                     break
                 r.blocks = [pool.alloc() for _ in range(need)]
             else:
-                hits, on_host = [], 0                 # names hit, in order
-                if pc is not None:
-                    last = min((r.prompt - 1) // B, (r.prefix[-1][1] // B) if r.prefix else 0)
-                    for j in range(last):
-                        h = name(r.prefix, j, B)
-                        if h in pool.cached:
-                            hits.append(h)
-                        elif h in pool.host:
-                            hits.append(h)
-                            on_host += 1
-                        else:
-                            break
-                    if on_host and readback_s > recompute_s:
-                        k = 0
-                        while k < len(hits) and hits[k] in pool.cached:
-                            k += 1
-                        hits, on_host = hits[:k], 0
-                free_hits = sum(1 for h in hits if h in pool.cached and pool.ref[pool.cached[h]] == 0)
-                blocks = -(-r.prompt // B)
-                if pool.free() - free_hits - (blocks - len(hits) + on_host) < pool.watermark:
+                got = _admit_prompt(r, pool, pc, budget, spare(), readback_s)
+                if got is None:
                     break
-                taken = []
-                for h in hits:                         # GPU hits held first, host ones leave the host
-                    if h in pool.cached:
-                        b = pool.cached[h]
-                        pool.lru.pop(b, None)
-                        pool.ref[b] += 1
-                        taken.append(("gpu", b))
-                    else:
-                        del pool.host[h]
-                        taken.append(("host", h))
-                fresh = [pool.alloc() for _ in range(blocks - len(hits) + on_host)]
-                r.blocks = []
-                for tier, t in taken:
-                    if tier == "gpu":
-                        r.blocks.append(t)
-                    else:                              # read back into a fresh block
-                        b = fresh.pop(0)
-                        pool.hash[b] = t
-                        pool.cached[t] = b
-                        r.blocks.append(b)
-                r.blocks += fresh
-                r.prompt_done = r.computed = len(hits) * B
-                r.cached += len(hits) * B
-                r.host += on_host * B
-                if on_host:
-                    extra += on_host * readback_s
-                    flags |= 2
-                if r.preemptions:
-                    flags |= 1
+                extra += got[0]
+                flags |= got[1]
             waiting.popleft()
             running.append(r)
             if r.decoding():
@@ -249,9 +198,13 @@ def plain_kv_run(setup, arrivals, inputs, outputs, prefixes=None, prefilled=None
                 budget -= k1
             else:
                 give = min(r.prompt - r.prompt_done, budget)
+                if paged:                          # its first chunk's blocks (a swapped prompt's too)
+                    r.blocks += [pool.alloc() for _ in range(-(-(r.computed + give) // B) - len(r.blocks))]
                 work.append((r, give))
                 budget -= give
         tokens = sum(g for _, g in work)
+        if not tokens and not extra:
+            continue                               # everyone was preempted: no model step, no time
         context = sum(r.contribution() for r in running)
         pairs = sum(r.prompt_done + j + 1 for r, g in work if not r.decoding() for j in range(g))
         decs = sum(1 for r, _ in work if r.decoding())
@@ -260,32 +213,134 @@ def plain_kv_run(setup, arrivals, inputs, outputs, prefixes=None, prefilled=None
         steps.append((now, tokens, context, pairs, extra, flags))
         now += setup.step_time(tokens, context, pairs) + extra if (extra or flags) else \
             setup.step_time(tokens, context, pairs)
-        for r, give in work:
-            if not r.decoding():
-                r.prompt_done += give
-                r.computed += give
-                if r.prompt_done == r.prompt:
-                    r.generated += 1
-                    if r.first_token is None:
-                        r.first_token = now
+        for r in _end_of_step(work, spec, now):
+            running.remove(r)
+            done += 1
+            if paged:
+                pool.release(r, pc is not None)
             else:
-                if spec:
-                    if r.rng is None:
-                        r.rng = spec.rng(r.id)
-                    r.generated += spec.draw(r.rng, r.output_len - r.generated)
-                    r.spec_steps += 1
-                else:
-                    r.generated += 1
-                r.computed += 1
-            if r.generated == r.output_len:
-                r.finish = now
-                running.remove(r)
-                done += 1
-                if paged:
-                    pool.release(r, pc is not None)
-                else:
-                    kv_used -= r.input_len + r.output_len
+                kv_used -= r.input_len + r.output_len
     return reqs, steps, pool
+
+
+def _running_pass(running, pool, k1, budget, preempt):
+    """Paged: every decoder whose blocks are full needs one; while they outnumber the free blocks,
+    ``preempt()`` the last admitted. Then decoders take k1 tokens each and prompts their chunks in
+    order while the budget lasts, each chunk's blocks allocated first (preempting likewise; the
+    pass ends if the victim is that request). Returns (work, budget left)."""
+    if pool is not None:
+        B = pool.B
+        needers = [r for r in running if r.decoding() and r.computed == len(r.blocks) * B]
+        while len(needers) > pool.free():
+            v = preempt()
+            if v in needers:
+                needers.remove(v)
+        for r in needers:
+            r.blocks.append(pool.alloc())
+    work = []
+    for r in running:
+        if r.decoding():
+            work.append((r, k1))
+            budget -= k1
+    for r in list(running):
+        if r not in running:                   # preempted by an earlier chunk's allocation
+            break
+        if not r.decoding():
+            give = min(r.prompt - r.prompt_done, budget)
+            if give <= 0:
+                break
+            if pool is not None:               # this chunk's blocks, preempting the tail if short
+                need = -(-(r.computed + give) // B) - len(r.blocks)
+                while need > pool.free():
+                    if preempt() is r:
+                        break
+                if r not in running:
+                    break
+                r.blocks += [pool.alloc() for _ in range(max(0, need))]
+            work.append((r, give))
+            budget -= give
+    return work, budget
+
+
+def _admit_prompt(r, pool, pc, budget, spare, readback_s):
+    """Paged admission of a prompt after a prefix lookup: None if its blocks (less hits) and the
+    spare do not fit, else (read-back seconds, flags); only the first chunk's blocks are taken."""
+    B = pool.B
+    hits, on_host = [], 0                 # names hit, in order
+    if pc is not None:
+        last = min((r.prompt - 1) // B, (r.prefix[-1][1] // B) if r.prefix else 0)
+        for j in range(last):
+            h = name(r.prefix, j, B)
+            if h in pool.cached:
+                hits.append(h)
+            elif h in pool.host:
+                hits.append(h)
+                on_host += 1
+            else:
+                break
+        if on_host and readback_s is None:
+            k = 0
+            while k < len(hits) and hits[k] in pool.cached:
+                k += 1
+            hits, on_host = hits[:k], 0
+    free_hits = sum(1 for h in hits if h in pool.cached and pool.ref[pool.cached[h]] == 0)
+    blocks = -(-r.prompt // B)
+    if pool.free() - free_hits - (blocks - len(hits) + on_host) < spare:
+        return None
+    taken = []
+    for h in hits:                         # GPU hits held first, host ones leave the host
+        if h in pool.cached:
+            b = pool.cached[h]
+            pool.lru.pop(b, None)
+            pool.ref[b] += 1
+            taken.append(("gpu", b))
+        else:
+            del pool.host[h]
+            taken.append(("host", h))
+    # only the first chunk's blocks now (the whole prompt was checked)
+    give = min(r.prompt - len(hits) * B, budget)
+    fresh = [pool.alloc() for _ in range(-(-(len(hits) * B + give) // B) - len(hits) + on_host)]
+    r.blocks = []
+    for tier, t in taken:
+        if tier == "gpu":
+            r.blocks.append(t)
+        else:                              # read back into a fresh block
+            b = fresh.pop(0)
+            pool.hash[b] = t
+            pool.cached[t] = b
+            r.blocks.append(b)
+    r.blocks += fresh
+    r.prompt_done = r.computed = len(hits) * B
+    r.cached += len(hits) * B
+    r.host += on_host * B
+    extra, flags = (on_host * readback_s, 2) if on_host else (0.0, 0)
+    return extra, flags | (1 if r.preemptions else 0)
+
+
+def _end_of_step(work, spec, now):
+    """Each scheduled request's tokens land; returns those that finished."""
+    finished = []
+    for r, give in work:
+        if not r.decoding():
+            r.prompt_done += give
+            r.computed += give
+            if r.prompt_done == r.prompt:
+                r.generated += 1
+                if r.first_token is None:
+                    r.first_token = now
+        else:
+            if spec:
+                if r.rng is None:
+                    r.rng = spec.rng(r.id)
+                r.generated += spec.draw(r.rng, r.output_len - r.generated)
+                r.spec_steps += 1
+            else:
+                r.generated += 1
+            r.computed += 1
+        if r.generated == r.output_len:
+            r.finish = now
+            finished.append(r)
+    return finished
 
 
 class NameCache:

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from reference import poisson_arrivals, reference_run
 from sim import Setup, simulate
-from sim import engine
+from sim import _compiled, engine
 from sim.engine import VECTOR_MIN_STEPS, run_requests
 
 PROFILE = settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -148,7 +148,7 @@ def test_named_edge_cases():
 def test_compiled_loop_grows_and_flushes_its_buffers(monkeypatch):
     # Hundreds of running requests and a step log longer than the compiled loop's buffers: it returns
     # to Python to grow and flush them mid-run, and still gives the plain loop's times (and steps).
-    monkeypatch.setattr(engine, "LOG_CAP", 16)
+    monkeypatch.setattr(_compiled, "LOG_CAP", 16)
     setup = Setup(params=7e9, weight_bytes=14e9, kv_bytes_per_token=131072, kv_capacity_tokens=10**6,
                   max_num_batched_tokens=4096, max_num_seqs=300)
     n = 400
@@ -161,7 +161,7 @@ def test_compiled_loop_grows_and_flushes_its_buffers(monkeypatch):
 @settings(max_examples=200, deadline=None)
 @given(ops=st.lists(st.tuples(st.booleans(), st.integers(0, 9), st.integers(0, 50)), max_size=60))
 def test_the_compiled_loops_finish_heap_is_heapq(ops):
-    # the compiled loop's finish heap (engine._heap_push / _heap_pop, run here in Python) pops the
+    # the compiled loop's finish heap (_compiled._heap_push / _heap_pop, run here in Python) pops the
     # (step, request) pairs in heapq's order
     import heapq
     steps, rs, n, ref = np.zeros(64, dtype=np.int64), np.zeros(64, dtype=np.int64), 0, []
@@ -170,8 +170,8 @@ def test_the_compiled_loops_finish_heap_is_heapq(ops):
             if (step, r) in ref:
                 continue
             heapq.heappush(ref, (step, r))
-            n = engine._heap_push(steps, rs, n, step, r)
+            n = _compiled._heap_push(steps, rs, n, step, r)
         else:
             assert (steps[0], rs[0]) == heapq.heappop(ref)
-            n = engine._heap_pop(steps, rs, n)
+            n = _compiled._heap_pop(steps, rs, n)
         assert n == len(ref) and (not ref or (steps[0], rs[0]) == ref[0])

@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 
 from conftest import TICK, ticks, tiny_setup
 from kv_reference import plain_kv_run
+from vllm_reference import vllm_run
 from sim import Setup, lengths, run, summarize, workload
 from sim.engine import Instance, run_requests
 from sim.kv import Paged
@@ -136,6 +137,31 @@ def test_preemption_by_recompute_timeline():
     assert ticks(reserve.finish) == [10, 20]
 
 
+def test_prompt_blocks_are_allocated_chunk_by_chunk_timeline():
+    # vLLM V1: admission checks that the whole prompt fits, but a chunk's blocks are taken only when
+    # it is scheduled. Blocks of 1 token, 7 blocks, budget 3, max(T, 2) ticks a step.
+    # r0: prompt 1, output 6; r1: prompt 6, output 1; both at 0.
+    # step0 t0:  r0 admitted (1 block, 6 free); r1: 6 blocks fit, admitted with its first chunk of
+    #            2 (2 blocks, 4 free). 3 tokens                                        -> t3, r0's 1st
+    # step1 t3:  r0 needs a block (3 free); r1's chunk of 2 (1 free)                    -> t6
+    # step2 t6:  r0 needs a block (0 free); r1's chunk of 2 does not fit: r1 is the victim itself,
+    #            its 4 blocks free (4 free). 1 token                                    -> t8
+    # steps 3-5: r1 (6 blocks) does not fit beside r0; r0 decodes                  -> t14, r0 done
+    # step6 t14: r1 admitted again, chunk 3 (recompute); step7: chunk 3            -> t20, r1 done
+    # (allocating the whole prompt at admission, r1 would take all 6 free blocks in step0 and be
+    # preempted in step1.)
+    setup = tiny_setup(budget=3, seqs=2, cap=7).replace(kv=Paged(block_size=1))
+    res, _ = assert_same_as_reference(setup, [0.0, 0.0], [1, 6], [6, 1])
+    assert ticks(res.first_token) == [3, 20]
+    assert ticks(res.finish) == [14, 20]
+    assert res.preemptions.tolist() == [0, 1]
+    assert res.steps.tokens.tolist() == [3, 3, 1, 1, 1, 1, 3, 3]
+    assert ticks(res.steps.start) == [0, 3, 6, 8, 10, 12, 14, 17]
+    assert res.steps.recompute.tolist() == [False] * 6 + [True, False]
+    ref = vllm_run(setup, [0.0, 0.0], [1, 6], [6, 1])            # vLLM V1's rule, restated plainly
+    assert [s.scheduled for s in ref.steps] == [{0: 1, 1: 2}, {0: 1, 1: 2}] + [{0: 1}] * 4 + [{1: 3}] * 2
+
+
 def test_preemption_by_swap_timeline():
     # As above with 1 byte of KV per token (a step lasts max(T, 2 + C) ticks) and swap over a link
     # of 1 byte/s (moving T tokens takes T seconds, added to the step).
@@ -189,8 +215,18 @@ def test_bad_input_names_the_field(make, field):
 def test_a_request_that_cannot_fit_alone_is_refused():
     setup = tiny_setup(cap=64).replace(kv=Paged(block_size=16, watermark=0.25))
     with pytest.raises(ValueError, match="do not fit the KV even alone"):
-        run(setup, workload.offline(1, 40, 10))
-    run(setup, workload.offline(1, 40, 8))            # 48 tokens = 3 blocks, 1 kept free: fits
+        run(setup, workload.offline(1, 60, 5))
+    run(setup, workload.offline(1, 60, 4))            # 64 tokens = all 4 blocks: alone, no watermark
+
+
+def test_the_watermark_is_kept_only_while_others_run():
+    # vLLM V1: the watermark is spared only when requests are running. 10 blocks of 1 token,
+    # watermark 0.2 (2 blocks). r0 (prompt 9, alone) is admitted into 9 of 10 blocks; r1 (prompt 1)
+    # arrives while r0 runs: 1 free block - 1 < 2 spare, so it waits until r0 finishes.
+    setup = tiny_setup(budget=16, cap=10).replace(kv=Paged(block_size=1, watermark=0.2))
+    res = run_requests(setup, [0.0, 0.0], [9, 1], [1, 1])
+    assert ticks(res.first_token) == [9, 11]           # r0: 9 ticks; r1 only after, max(1, 2) ticks
+    assert res.preemptions.tolist() == [0, 0]
 
 
 def test_reserve_by_name_is_the_default():

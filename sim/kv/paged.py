@@ -1,22 +1,42 @@
-"""Paged KV with preemption (vLLM's block manager), behind the four calls the scheduler makes.
+"""Paged KV with preemption: vLLM V1's KV cache manager, as the engine's KV manager (sim.kv.manager).
 
 The handbook's rule (``Reserve``, the default: ``Setup.kv = None``) reserves a request's whole KV,
 ``input_len + output_len`` tokens, at admission and never preempts. ``Paged`` hands KV out in blocks
-of ``block_size`` tokens as a request grows:
+of ``block_size`` tokens as a request grows, following vLLM V1 (read at vllm-project/vllm
+``vllm/v1/core/sched/scheduler.py`` ``schedule``/``_preempt_request``, ``vllm/v1/core/kv_cache_manager.py``
+``allocate_slots``/``get_computed_blocks``, ``vllm/v1/core/block_pool.py``):
 
-- admission needs the prompt's blocks (less those a prefix cache already holds) and leaves at least
-  ``watermark`` x all blocks free (vLLM's guard against preempting right after admitting);
-- a request computing its token number n (counting the prompt) needs block ``ceil(n / B)``: a
+- admission: the waiting head is admitted if its whole sequence's blocks (prompt, or prompt plus
+  generated tokens after a recompute; less prefix-cache hits, counting hits on free blocks as
+  taken) fit, keeping ``watermark`` x all blocks spare only while other requests run (V1's default
+  watermark is 0.0); only its first chunk's blocks are allocated then (``allocate_chunk``);
+- running requests in admission order: a prompt chunk allocates its blocks as it is scheduled; a
   decoding request whose KV holds L tokens needs a new block in a step where L is a multiple of B.
   The token a request emits last is never computed, so a request holds at most
   ``ceil((input_len + output_len - 1) / B)`` blocks;
-- in a step where the decoders' new blocks outnumber the free ones, running requests are preempted
-  from the most recently admitted until the rest fit (vLLM: the scheduler pops ``running``'s tail),
-  and that step admits no one. A victim goes back to the queue's head (victims in admission order),
-  with its KV either dropped (``recompute``: on readmission it prefills its prompt plus the tokens it
-  had generated, and the end of that prefill emits its next token) or copied to host memory
-  (``swap``: ``tokens x kv_bytes_per_token / swap_gbs`` seconds are added to the step that swaps it
-  out and to the one that swaps it back in; host memory is not bounded).
+- when an allocation does not fit, running requests are preempted from the most recently admitted
+  (V1 FCFS: ``running``'s tail) until it does, and that step admits no one; if the victim is the
+  request being scheduled, the pass ends; a step in which everyone was preempted runs no model.
+  A victim goes back to the queue's head (victims in admission order). ``recompute`` (V1's only
+  way): its KV is dropped, and on readmission it prefills its prompt plus the tokens it had
+  generated; the end of that prefill emits its next token. ``swap`` is not V1 (V0 had it): its KV
+  is copied to host memory, ``tokens x kv_bytes_per_token / swap_gbs`` seconds added to the step
+  that swaps it out and to the one that swaps it back in; host memory is not bounded.
+
+``tests/test_engine_vs_vllm.py`` checks the engine against ``tests/vllm_reference.py`` (a plain
+per-request restatement of those vLLM files) bit for bit on all of the above, without prefix
+caching. Not modelled, or modelled otherwise than V1:
+
+- prefix caching (sim/kv/prefix_cache.py): blocks are named when their request releases them, not
+  when they are scheduled, so requests running side by side do not share a prefix until one of
+  them finishes (V1 shares it at once); blocks beyond the named prefix are never cached (V1
+  hashes every full block, so a preempted request can hit its own); plain free blocks are handed
+  out before cached ones are evicted (V1: one free queue, unnamed blocks at its head);
+- decoders take their token even past ``max_num_batched_tokens`` (the handbook's rule; V1 cuts
+  them by the budget). With ``max_num_seqs <= max_num_batched_tokens``, which vLLM requires, the
+  two cannot differ;
+- speculative decoding with paged KV (V1's lookahead slots), ``priority`` scheduling, long-prefill
+  thresholds, a KV connector (the host tier here is this simulator's own), encoder caches, LoRA.
 
 Aggregates keep the engine exact and fast: a decoder's KV grows by one token a step, so whether it
 needs a block at step s depends only on ``(L - s) mod B``, fixed while it decodes. Counting
@@ -28,7 +48,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from sim.kv.manager import RESUME
 from sim.kv.prefix_cache import BlockCache, PrefixCache, block_runs, cacheable_blocks, first_runs
+from sim.result import READBACK, RECOMPUTE, SWAP
 from sim.validate import check_int, check_number
 
 PREEMPTION = ("recompute", "swap")
@@ -43,16 +65,18 @@ class Reserve:
 
 @dataclass(frozen=True)
 class Paged:
-    """KV in blocks of ``block_size`` tokens, preempting the most recently admitted when short.
+    """KV in blocks of ``block_size`` tokens, preempting the most recently admitted when short
+    (vLLM V1's rule: see the module docstring for what is modelled).
 
     block_size  tokens per block, a whole number >= 1 (vLLM's default 16)
-    watermark   fraction of all blocks that admission leaves free, in [0, 1) (vLLM: 0.01)
+    watermark   fraction of all blocks that admission leaves free while other requests run, in
+                [0, 1) (vLLM V1's default 0.0; V0 used 0.01 on every admission)
     preemption  "recompute" (drop the KV, prefill again) or "swap" (copy it to host memory)
     swap_gbs    GB/s of the host link used by swap (required for "swap")
     """
 
     block_size: int = 16
-    watermark: float = 0.01
+    watermark: float = 0.0
     preemption: str = "recompute"
     swap_gbs: float | None = None
     name = "paged"
@@ -130,31 +154,51 @@ class BlockManager:
         return (b is not None and b[0] == r and b[1] == prompt and b[2] == self.releases
                 and self.free_blocks() <= b[3])
 
-    def admit(self, r: int, prompt: int, prefix) -> tuple[int, int] | None:
-        """Blocks for a prompt of ``prompt`` tokens, after a prefix lookup: (cached tokens, of which
-        read back from the host), or None when it does not fit."""
+    def admit(self, r: int, prompt: int, prefix, *, spare: bool = True,
+              whole: bool = True) -> tuple[int, int] | None:
+        """Admit a prompt of ``prompt`` tokens after a prefix lookup: (cached tokens, of which read
+        back from the host), or None when its blocks (less the hits) and, with ``spare``, the
+        watermark do not fit. ``whole``: allocate every prompt block now; else only the hits (the
+        engine then allocates chunk by chunk, ``allocate_to``, as vLLM V1 does)."""
         B = self.B
         blocks = -(-prompt // B)
         runs, hit, on_host, free_hits = self._lookup(prompt, prefix)
         new = blocks - hit + on_host                  # host hits need GPU blocks too
-        if self.free_blocks() - free_hits - new < self.watermark:
+        if self.free_blocks() - free_hits - new < (self.watermark if spare else 0):
             self.blocked = (r, prompt, self.releases, self.free_blocks())
             return None
         if hit:
             held = self.held[r] = first_runs(runs, hit)
             self.cache.take(held)
-        self._allocate(new)
-        self.base[r] = blocks
+        if whole:
+            self._allocate(new)
+            self.base[r] = blocks
+        else:
+            self._allocate(on_host)
+            self.base[r] = hit
         return hit * B, on_host * B
 
-    def admit_blocks(self, r: int, tokens: int) -> bool:
-        """Blocks for KV that arrives whole (swapped back in, or a PD transfer): ``tokens``."""
+    def admit_blocks(self, r: int, tokens: int, *, spare: bool = True, need: int | None = None) -> bool:
+        """Blocks for KV that arrives whole (swapped back in, or a PD transfer): ``tokens``; the
+        check is for ``need`` tokens (default ``tokens``) and, with ``spare``, the watermark."""
         new = -(-tokens // self.B)
-        if self.free_blocks() - new < self.watermark:
+        check = new if need is None else -(-need // self.B)
+        if self.free_blocks() - check < (self.watermark if spare else 0):
             return False
         self._allocate(new)
         self.base[r] = new
         return True
+
+    def blocks_to(self, r: int, tokens: int) -> int:
+        """New blocks ``r`` needs for its KV to hold ``tokens`` (prompt chunks)."""
+        return max(0, -(-tokens // self.B) - self.base[r])
+
+    def allocate_to(self, r: int, tokens: int) -> None:
+        """Allocate them (they fit: ``blocks_to(r, tokens) <= free_blocks()``)."""
+        n = self.blocks_to(r, tokens)
+        if n:
+            self._allocate(n)
+            self.base[r] += n
 
     def start_decoding(self, r: int, kv_tokens: int, step: int) -> None:
         """From ``step`` on, ``r`` computes one token a step over ``kv_tokens`` (then +1 a step)."""
@@ -225,3 +269,137 @@ class BlockManager:
         B = self.B
         runs = block_runs(prefix, min(cacheable_blocks(prefix, B), (input_len - 1) // B), B)
         return self.cache.cached_prefix(runs) * B
+
+
+class PagedManager:
+    """``Paged`` as the engine's KV manager (``sim.kv.manager``): blocks through ``BlockManager``,
+    plus what the scheduler must not know: the watermark and prefix-lookup admission, the victim
+    when the decoders' blocks run short (the most recently admitted running request, vLLM's
+    ``running`` tail), and the swap and read-back seconds."""
+
+    preempts = True
+
+    def __init__(self, setup):
+        self.blocks = BlockManager(setup)
+        self.B = self.blocks.B
+        self.swap_s_per_token = self.blocks.swap_s_per_token
+        self.swapped: dict[int, bool] = {}      # swap: request -> whether it was decoding
+        self.extra, self.flags = 0.0, 0
+
+    # --- admission ------------------------------------------------------------------------------
+
+    def head_fits(self, inst, r: int) -> bool:
+        blocks = self.blocks
+        spare = inst.running > 0
+        if r in self.swapped:
+            return self._whole_fits(inst.computed[r] + 1 if self.swapped[r] else inst.target[r], spare)
+        if inst.pre[r]:
+            return self._whole_fits(inst.inp[r] + 1, spare)
+        # A prefix lookup costs as much as the admission's own: an event step tries it instead
+        # (an event step of decoders only is the quiet run's arithmetic), unless it just failed.
+        return not blocks.refused(r, inst.target[r])
+
+    def _whole_fits(self, tokens: int, spare: bool) -> bool:
+        blocks = self.blocks
+        return blocks.free_blocks() - (-(-tokens // self.B)) >= (blocks.watermark if spare else 0)
+
+    def admit(self, inst, r: int):
+        """vLLM V1's admission: the whole sequence's blocks (less prefix hits) must fit, with the
+        watermark spare only while other requests run; only the hits are taken here, the first
+        chunk's blocks come from ``allocate_chunk``."""
+        blocks = self.blocks
+        spare = inst.running > 0
+        if r in self.swapped:                         # its KV comes back from host memory
+            decoding = self.swapped[r]
+            computed = inst.computed[r]
+            if decoding:
+                if not blocks.admit_blocks(r, computed + 1, spare=spare):
+                    return None
+            elif not blocks.admit_blocks(r, computed, spare=spare, need=inst.target[r]):
+                return None
+            del self.swapped[r]
+            self.extra += computed * self.swap_s_per_token
+            self.flags |= SWAP
+            return RESUME if decoding else computed
+        if inst.pre[r]:                               # its prompt's KV and its first token's
+            return 0 if blocks.admit_blocks(r, inst.inp[r] + 1, spare=spare) else None
+        prompt = inst.target[r]
+        got = blocks.admit(r, prompt, inst.prefix[r], spare=spare, whole=False)
+        if got is None:
+            return None
+        cached, host = got
+        stats = inst.stats
+        stats["cached_tokens"][r] += cached
+        stats["prompt_tokens"][r] += prompt
+        if host:
+            stats["host_tokens"][r] += host
+            self.extra += host // self.B * blocks.cache.readback_s
+            self.flags |= READBACK
+        if inst.requeued:                             # the head came back from a preemption
+            self.flags |= RECOMPUTE
+        return cached
+
+    # --- the step's blocks and preemption ---------------------------------------------------
+
+    def allocate_step(self, inst, step: int) -> None:
+        """The decoders' new blocks this step, preempting the victim while they do not fit."""
+        blocks = self.blocks
+        need = blocks.need(step)
+        while need > blocks.free_blocks():
+            self._preempt(inst, self.victim(inst))
+            need = blocks.need(step)
+        blocks.take_step_blocks(need)
+
+    def allocate_chunk(self, inst, r: int, tokens: int) -> bool:
+        """Blocks for ``r``'s prompt chunk, its KV to hold ``tokens``; while they do not fit, the
+        victim is preempted (vLLM V1's running pass). False if ``r`` itself was."""
+        blocks = self.blocks
+        while blocks.blocks_to(r, tokens) > blocks.free_blocks():
+            victim = self.victim(inst)
+            self._preempt(inst, victim)
+            if victim == r:
+                return False
+        blocks.allocate_to(r, tokens)
+        return True
+
+    def victim(self, inst) -> int:
+        """The most recently admitted running request."""
+        return next(reversed(inst.run_order))
+
+    def _preempt(self, inst, r: int) -> None:
+        computed, generated = inst.preempt(r)
+        self.blocks.release(r, computed, inst.prefix[r])
+        if self.swap_s_per_token:                     # its KV goes to host memory, progress kept
+            self.extra += computed * self.swap_s_per_token
+            self.flags |= SWAP
+            self.swapped[r] = generated >= 1
+            inst.computed[r] = computed
+        else:                                         # recompute: its progress is dropped
+            inst.computed[r] = 0
+            if generated >= 1:                        # prefill prompt + generated tokens again
+                inst.target[r] = inst.inp[r] + generated
+                inst.pre[r] = 0                       # (a PD arrival's prompt KV is gone too)
+
+    def quiet_steps(self, step: int, k: int) -> int:
+        return self.blocks.fit_steps(step, k)
+
+    def grow(self, step: int, k: int) -> None:
+        self.blocks.grow(step, k)
+
+    def start_decoding(self, r: int, kv_tokens: int, step: int) -> None:
+        self.blocks.start_decoding(r, kv_tokens, step)
+
+    def stop_decoding(self, r: int) -> None:
+        self.blocks.stop_decoding(r)
+
+    # --- finishes, and what a router asks ---------------------------------------------------
+
+    def free(self, inst, r: int) -> None:
+        self.blocks.release(r, inst.inp[r] + inst.out[r] - 1, inst.prefix[r])
+
+    def free_tokens(self, pending: int) -> int:
+        """Free blocks now, in tokens (cached ones count as free)."""
+        return self.blocks.free_blocks() * self.B
+
+    def cached_prefix_tokens(self, prefix, input_len: int) -> int:
+        return self.blocks.cached_prefix_tokens(prefix, input_len)

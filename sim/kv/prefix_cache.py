@@ -10,7 +10,8 @@ last segment, and the partial last block, are private and never cached. A multi-
 its answer inside its segment (``end = input_len + output_len``) because the next turn's prompt
 repeats it.
 
-What is cached, and when (vLLM's automatic prefix caching, simplified):
+What is cached, and when (vLLM's automatic prefix caching, simplified; sim/kv/paged.py lists where
+this differs from vLLM V1, which names a block as soon as it is computed):
 
 - a request's full blocks are named when it releases its KV (finish or preemption); a block whose
   name is already cached is a duplicate and is freed plainly. Requests running side by side with
