@@ -510,3 +510,34 @@ def vllm_stepper(*, block_size=16, vllm_blocks=10000, budget=8192, seqs=16, cach
                           prefix_cache=PrefixCache() if caching else None)
     return VllmV1(setup, policy=policy, speculative=speculative, prefix_caching=caching,
                   long_prefill_token_threshold=threshold, start=start)
+
+
+def engine_mismatches(res, sim: VllmV1) -> list[str]:
+    """Where an engine run (a ``sim.SimResult`` of the same requests, in the same order) differs
+    from the reference run ``sim``: per-request first-token and finish times, preemptions and
+    prefix-cache hits, and the step log (start, tokens, context, decoders, pairs, extra seconds).
+    Empty when they agree bit for bit; each entry names the field and the first index that differs."""
+    import numpy as np
+
+    def first_diff(name, got, want):
+        got, want = np.asarray(got), np.asarray(want)
+        if got.shape != want.shape:
+            return [f"{name}: {got.shape[0]} entries, reference has {want.shape[0]}"]
+        same = (got == want) | (np.isnan(got) & np.isnan(want)) if got.dtype.kind == "f" else got == want
+        if same.all():
+            return []
+        i = int(np.flatnonzero(~same)[0])
+        return [f"{name}[{i}]: engine {got[i]!r}, reference {want[i]!r}"]
+
+    nan = float("nan")
+    out = first_diff("first_token", res.first_token,
+                     [nan if r.first_token is None else r.first_token for r in sim.reqs])
+    out += first_diff("finish", res.finish, [nan if r.finish is None else r.finish for r in sim.reqs])
+    for name, attr in (("preemptions", "preemptions"), ("cached_tokens", "cached_tokens")):
+        got = getattr(res, name, None)
+        if got is not None:
+            out += first_diff(name, got, [getattr(r, attr) for r in sim.reqs])
+    log = res.steps
+    for field in ("start", "tokens", "context", "decoders", "pairs", "extra_s"):
+        out += first_diff(f"steps.{field}", getattr(log, field), [getattr(s, field) for s in sim.steps])
+    return out
