@@ -411,3 +411,26 @@ def test_priority_preemption_resumes_from_own_cached_blocks():
     (step4,) = run_steps(s, 1)
     assert step4.scheduled == {0: 16} and step4.hits == {0: 80}
     assert step4.held[0][:5] == low_blocks[:5]
+
+
+def test_preemption_timeline_times_and_context():
+    """The timeline of test_preemption_and_readmission_with_own_blocks_cached with the KV read in
+    the step time (a step lasts max(tokens, 2 + context) ticks), worked by hand. Context counts
+    every running request's computed tokens, + 1 for a decoder:
+
+    step 1: r0, r1 prefill 5 + 5 over context 0        -> 10 ticks, ends 10 (both first tokens)
+    step 2: both decode over (5 + 1) + (5 + 1) = 12     -> 14 ticks, ends 24
+    step 3: r1 preempted; r0 decodes over 6 + 1 = 7     ->  9 ticks, ends 33
+    step 4: r0 decodes over 8 (r1 refused)              -> 10 ticks, ends 43 (r0 finishes)
+    step 5: r1 readmitted with 4 tokens hit, prefills 3 over 4 ->  6 ticks, ends 49
+    step 6: r1 decodes over 7 + 1 = 8                   -> 10 ticks, ends 59 (r1 finishes)"""
+    s = vllm_stepper(block_size=2, vllm_blocks=7, caching=True, kv_bytes=1)
+    s.add(0.0, 5, 4)
+    s.add(0.0, 5, 4)
+    s.run()
+    assert [round(st.start / TICK) for st in s.steps] == [0, 10, 24, 33, 43, 49]
+    assert [st.context for st in s.steps] == [0, 12, 7, 8, 4, 8]
+    assert [st.decoders for st in s.steps] == [0, 2, 1, 1, 0, 1]
+    r0, r1 = s.reqs
+    assert (r0.first_token, r0.finish) == (10 * TICK, 43 * TICK)
+    assert (r1.first_token, r1.finish) == (10 * TICK, 59 * TICK)
