@@ -434,3 +434,38 @@ def test_preemption_timeline_times_and_context():
     r0, r1 = s.reqs
     assert (r0.first_token, r0.finish) == (10 * TICK, 43 * TICK)
     assert (r1.first_token, r1.finish) == (10 * TICK, 59 * TICK)
+
+
+def test_spec_lookahead_slots():
+    """Speculative decoding with paged KV, hand-worked: blocks of 4, k = 2, alpha = 0 (every draft
+    rejected), prefix caching on, a 4-token prompt and 4 output tokens. Every allocation leaves room for
+    computed + tokens + k slots:
+
+    step 1: prefill 4, slots 4 + 2 -> 2 blocks (the second for lookahead only)
+    step 2: decode 1 + 2 tokens from 4 computed, slots 4 + 3 + 2 = 9 -> 3 blocks; both drafts
+            rejected: computed 7 - 2 = 5
+    steps 3, 4: 3 tokens each, slots 10 and 11 -> still 3 blocks; the request finishes.
+    Freed, its two unnamed blocks (tokens 4-11 were never a full known block) go to the free
+    queue's head, last first; its one named block to the tail."""
+    s = vllm_stepper(block_size=4, vllm_blocks=11, speculative=Speculative(k=2, alpha=0.0), caching=True)
+    s.add(0.0, 4, 4)
+    s.run()
+    assert [st.scheduled for st in s.steps] == [{0: 4}, {0: 3}, {0: 3}, {0: 3}]
+    assert [len(st.held[0]) for st in s.steps] == [2, 3, 3, 3]
+    assert [st.emitted for st in s.steps] == [{0: 1}] * 4
+    b0, b1, b2 = s.steps[-1].held[0]
+    queue = list(s.pool.free_queue)
+    assert queue[:2] == [b2, b1] and queue[-1] == b0
+
+
+def test_priority_victim_not_yet_scheduled():
+    """Priority preemption of a request later in ``running`` than the one that needs a block,
+    hand-worked: 6 blocks of 16 (5 usable), hi (priority 0, 32 tokens) and lo (priority 5, 48
+    tokens) both start in step 1 (0 blocks free). In step 2 hi's decode needs a 3rd block: lo,
+    not scheduled yet, is the victim; nothing to hand back; lo waits."""
+    s = vllm_stepper(policy="priority", vllm_blocks=6, budget=200)
+    s.add(0.0, 32, 4, priority=0)
+    s.add(0.0, 48, 4, priority=5)
+    step1, step2 = run_steps(s, 2)
+    assert step1.scheduled == {0: 32, 1: 48}
+    assert step2.scheduled == {0: 1} and step2.preempted == [1] and s.waiting_ids() == [1]
