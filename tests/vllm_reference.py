@@ -94,7 +94,6 @@ class VReq:
     prompt_end: int = 0                # num_tokens when this attempt was admitted
     blocks: list = field(default_factory=list)
     num_named: int = 0                 # blocks[:num_named] carry their name
-    running: bool = False
     first_token: float | None = None
     finish: float | None = None
     preemptions: int = 0
@@ -335,7 +334,6 @@ class VllmV1:
         return True
 
     def _preempt(self, r: VReq) -> None:
-        r.running = False
         self.pool.free_blocks(reversed(r.blocks))
         r.blocks = []
         r.num_named = 0
@@ -434,7 +432,6 @@ class VllmV1:
                 break
             self._queue_pop()
             r.padded = pad
-            r.running = True
             r.num_computed = len(hits) * B
             r.prompt_end = r.num_tokens
             r.cached_tokens += len(hits) * B
@@ -474,7 +471,6 @@ class VllmV1:
                 r.first_token = self.now
             if r.generated == r.output_len:
                 r.finish = self.now
-                r.running = False
                 self.running.remove(r)
                 self.pool.free_blocks(reversed(r.blocks))
                 r.blocks = []
