@@ -150,3 +150,22 @@ def test_bad_input():
         VllmV1(base.replace(kv="paged"), policy="sjf")
     with pytest.raises(ValueError, match="input_len and output_len must be >= 1"):
         VllmV1(base.replace(kv="paged")).add(0.0, 0, 1)
+
+
+@PROFILE
+@given(tight_case())
+def test_priority_with_equal_priorities_is_fcfs(case):
+    """With one priority for all and distinct arrivals the priority queue's order is arrival order,
+    and the max-(priority, arrival) victim is running's tail (FCFS keeps running in arrival order:
+    victims are readmitted before anyone who arrived after them), never a request already
+    scheduled: the two policies give the same run."""
+    arrivals = [a + 1e-6 * k for k, a in enumerate(case["arrivals"])]       # distinct
+    setup = tiny_setup(budget=case["budget"], seqs=case["seqs"], cap=case["blocks"] * case["B"])
+    setup = setup.replace(kv=Paged(block_size=case["B"], watermark=0.0),
+                          prefix_cache=PrefixCache() if case["caching"] else None)
+    runs = [vllm_run(setup, arrivals, case["inputs"], case["outputs"], case["prefixes"],
+                     policy=policy, speculative=case["spec"]) for policy in ("fcfs", "priority")]
+    fcfs, prio = runs
+    assert [(s.start, s.scheduled, s.preempted) for s in fcfs.steps] == \
+        [(s.start, s.scheduled, s.preempted) for s in prio.steps]
+    assert [r.finish for r in fcfs.reqs] == [r.finish for r in prio.reqs]

@@ -411,3 +411,61 @@ def test_priority_preemption_resumes_from_own_cached_blocks():
     (step4,) = run_steps(s, 1)
     assert step4.scheduled == {0: 16} and step4.hits == {0: 80}
     assert step4.held[0][:5] == low_blocks[:5]
+
+
+def test_preemption_timeline_times_and_context():
+    """The timeline of test_preemption_and_readmission_with_own_blocks_cached with the KV read in
+    the step time (a step lasts max(tokens, 2 + context) ticks), worked by hand. Context counts
+    every running request's computed tokens, + 1 for a decoder:
+
+    step 1: r0, r1 prefill 5 + 5 over context 0        -> 10 ticks, ends 10 (both first tokens)
+    step 2: both decode over (5 + 1) + (5 + 1) = 12     -> 14 ticks, ends 24
+    step 3: r1 preempted; r0 decodes over 6 + 1 = 7     ->  9 ticks, ends 33
+    step 4: r0 decodes over 8 (r1 refused)              -> 10 ticks, ends 43 (r0 finishes)
+    step 5: r1 readmitted with 4 tokens hit, prefills 3 over 4 ->  6 ticks, ends 49
+    step 6: r1 decodes over 7 + 1 = 8                   -> 10 ticks, ends 59 (r1 finishes)"""
+    s = vllm_stepper(block_size=2, vllm_blocks=7, caching=True, kv_bytes=1)
+    s.add(0.0, 5, 4)
+    s.add(0.0, 5, 4)
+    s.run()
+    assert [round(st.start / TICK) for st in s.steps] == [0, 10, 24, 33, 43, 49]
+    assert [st.context for st in s.steps] == [0, 12, 7, 8, 4, 8]
+    assert [st.decoders for st in s.steps] == [0, 2, 1, 1, 0, 1]
+    r0, r1 = s.reqs
+    assert (r0.first_token, r0.finish) == (10 * TICK, 43 * TICK)
+    assert (r1.first_token, r1.finish) == (10 * TICK, 59 * TICK)
+
+
+def test_spec_lookahead_slots():
+    """Speculative decoding with paged KV, hand-worked: blocks of 4, k = 2, alpha = 0 (every draft
+    rejected), prefix caching on, a 4-token prompt and 4 output tokens. Every allocation leaves room for
+    computed + tokens + k slots:
+
+    step 1: prefill 4, slots 4 + 2 -> 2 blocks (the second for lookahead only)
+    step 2: decode 1 + 2 tokens from 4 computed, slots 4 + 3 + 2 = 9 -> 3 blocks; both drafts
+            rejected: computed 7 - 2 = 5
+    steps 3, 4: 3 tokens each, slots 10 and 11 -> still 3 blocks; the request finishes.
+    Freed, its two unnamed blocks (tokens 4-11 were never a full known block) go to the free
+    queue's head, last first; its one named block to the tail."""
+    s = vllm_stepper(block_size=4, vllm_blocks=11, speculative=Speculative(k=2, alpha=0.0), caching=True)
+    s.add(0.0, 4, 4)
+    s.run()
+    assert [st.scheduled for st in s.steps] == [{0: 4}, {0: 3}, {0: 3}, {0: 3}]
+    assert [len(st.held[0]) for st in s.steps] == [2, 3, 3, 3]
+    assert [st.emitted for st in s.steps] == [{0: 1}] * 4
+    b0, b1, b2 = s.steps[-1].held[0]
+    queue = list(s.pool.free_queue)
+    assert queue[:2] == [b2, b1] and queue[-1] == b0
+
+
+def test_priority_victim_not_yet_scheduled():
+    """Priority preemption of a request later in ``running`` than the one that needs a block,
+    hand-worked: 6 blocks of 16 (5 usable), hi (priority 0, 32 tokens) and lo (priority 5, 48
+    tokens) both start in step 1 (0 blocks free). In step 2 hi's decode needs a 3rd block: lo,
+    not scheduled yet, is the victim; nothing to hand back; lo waits."""
+    s = vllm_stepper(policy="priority", vllm_blocks=6, budget=200)
+    s.add(0.0, 32, 4, priority=0)
+    s.add(0.0, 48, 4, priority=5)
+    step1, step2 = run_steps(s, 2)
+    assert step1.scheduled == {0: 32, 1: 48}
+    assert step2.scheduled == {0: 1} and step2.preempted == [1] and s.waiting_ids() == [1]

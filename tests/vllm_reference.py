@@ -94,7 +94,6 @@ class VReq:
     prompt_end: int = 0                # num_tokens when this attempt was admitted
     blocks: list = field(default_factory=list)
     num_named: int = 0                 # blocks[:num_named] carry their name
-    running: bool = False
     first_token: float | None = None
     finish: float | None = None
     preemptions: int = 0
@@ -335,7 +334,6 @@ class VllmV1:
         return True
 
     def _preempt(self, r: VReq) -> None:
-        r.running = False
         self.pool.free_blocks(reversed(r.blocks))
         r.blocks = []
         r.num_named = 0
@@ -352,19 +350,50 @@ class VllmV1:
         if not self.waiting and not self.running:
             self.now = self.pending[0].arrival
             return None
-        setup, B = self.setup, self.B
-        budget = setup.max_num_batched_tokens
-        work: dict = {}                            # request -> tokens, scheduling order
+        work: dict = {}                            # request -> tokens, in scheduling order
+        budget, preempted = self._schedule_running(work)
+        admitted, hits, flags = ([], {}, 0) if preempted else self._schedule_waiting(work, budget)
+        if not work:
+            if not preempted and not self.running:
+                r = self._queue_peek()
+                raise RuntimeError(f"request {r.id} ({r.num_tokens} tokens) can never be admitted: "
+                                   f"{self.pool.num_free()} free blocks of {self.B} tokens")
+            return None                            # vLLM runs no model for an empty step
+        setup = self.setup
+        tokens = sum(work.values())
+        context = sum(q.num_computed + (1 if q.decoding() else 0) for q in self.running)
+        pairs = sum(attention_pairs(q.num_computed, min(n, q.prompt_end - q.num_computed))
+                    for q, n in work.items() if not q.decoding())
+        decs = sum(1 for q in work if q.decoding())
+        extra = 0.0
+        if self.spec is not None and decs:
+            extra += self.spec.k * self.spec.draft_cost * setup.step_time(decs, context)
+        start = self.now
+        duration = setup.step_time(tokens, context, pairs) + extra
+        self.now += duration
+        held = {q.id: list(q.blocks) for q in work}
+        emitted = self._end_of_step(work)
+        step = Step(start, duration, tokens, context, pairs, decs, extra, flags,
+                    {q.id: n for q, n in work.items()}, [q.id for q in preempted], admitted,
+                    emitted, hits, held)
+        self.steps.append(step)
+        return step
+
+    def _tokens_wanted(self, r: VReq, n: int, budget: int) -> int:
+        if 0 < self.threshold < n:
+            n = self.threshold
+        return min(n, budget)
+
+    def _schedule_running(self, work: dict):
+        """Running requests in order while budget lasts; preempt when blocks run short.
+        Returns (budget left, victims in preemption order)."""
+        budget = self.setup.max_num_batched_tokens
         preempted: list = []
         i = 0
         while i < len(self.running) and budget > 0:
             r = self.running[i]
             drafts = self.spec.k if (self.spec is not None and r.decoding()) else 0
-            n = r.num_tokens + drafts - r.num_computed
-            if 0 < self.threshold < n:
-                n = self.threshold
-            n = min(n, budget)
-            ok = True
+            n = self._tokens_wanted(r, r.num_tokens + drafts - r.num_computed, budget)
             while not self._allocate_running(r, n):
                 if self.policy == "priority":
                     victim = max(self.running, key=lambda q: (q.priority, q.arrival))
@@ -377,67 +406,48 @@ class VllmV1:
                 self._preempt(victim)
                 preempted.append(victim)
                 if victim is r:
-                    ok = False
-                    break
-            if not ok:
-                break
+                    return budget, preempted       # nothing left to preempt: the pass ends
             work[r] = n
             budget -= n
             i += 1
+        return budget, preempted
 
-        # padding applies while the scheduled running requests are all decoders
-        only_decoders = bool(work) and all(q.decoding() for q in work)
+    def _schedule_waiting(self, work: dict, budget: int):
+        """Admit from the waiting queue's head while budget, seats and blocks last.
+        Returns (admitted ids, their hit tokens, step flags)."""
+        B = self.B
+        only_decoders = bool(work) and all(q.decoding() for q in work)   # spec padding applies
         admitted, hits_of, flags = [], {}, 0
-        if not preempted:
-            while self.waiting and budget > 0 and len(self.running) < setup.max_num_seqs:
-                r = self._queue_peek()
-                hits = self._lookup(r)
-                n = r.num_tokens - len(hits) * B
-                pad = self.spec is not None and n == 1 and only_decoders
-                if pad:
-                    n = 1 + self.spec.k
-                    if n > budget:
-                        break
-                if 0 < self.threshold < n:
-                    n = self.threshold
-                n = min(n, budget)
-                if not self._allocate_waiting(r, hits, n):
+        while self.waiting and budget > 0 and len(self.running) < self.setup.max_num_seqs:
+            r = self._queue_peek()
+            hits = self._lookup(r)
+            n = r.num_tokens - len(hits) * B
+            pad = self.spec is not None and n == 1 and only_decoders
+            if pad:
+                n = 1 + self.spec.k
+                if n > budget:
                     break
-                r.padded = pad
-                self._queue_pop()
-                r.running = True
-                r.num_computed = len(hits) * B
-                r.prompt_end = r.num_tokens
-                r.cached_tokens += len(hits) * B
-                r.hits.append(len(hits) * B)
-                if r.preemptions:
-                    flags |= RECOMPUTE
-                self.running.append(r)
-                work[r] = n
-                budget -= n
-                admitted.append(r.id)
-                hits_of[r.id] = len(hits) * B
+            n = self._tokens_wanted(r, n, budget)
+            if not self._allocate_waiting(r, hits, n):
+                break
+            self._queue_pop()
+            r.padded = pad
+            r.num_computed = len(hits) * B
+            r.prompt_end = r.num_tokens
+            r.cached_tokens += len(hits) * B
+            r.hits.append(len(hits) * B)
+            if r.preemptions:
+                flags |= RECOMPUTE
+            self.running.append(r)
+            work[r] = n
+            budget -= n
+            admitted.append(r.id)
+            hits_of[r.id] = len(hits) * B
+        return admitted, hits_of, flags
 
-        if not work:
-            if not preempted and not self.running:
-                r = self._queue_peek()
-                raise RuntimeError(f"request {r.id} ({r.num_tokens} tokens) can never be admitted: "
-                                   f"{self.pool.num_free()} free blocks of {B} tokens")
-            return None                            # vLLM runs no model for an empty step
-
-        tokens = sum(work.values())
-        context = sum(q.num_computed + (1 if q.decoding() else 0) for q in self.running)
-        pairs = sum(attention_pairs(q.num_computed, min(n, q.prompt_end - q.num_computed))
-                    for q, n in work.items() if not q.decoding())
-        decs = sum(1 for q in work if q.decoding())
-        extra = 0.0
-        if self.spec is not None and decs:
-            extra += self.spec.k * self.spec.draft_cost * setup.step_time(decs, context)
-        start = self.now
-        duration = setup.step_time(tokens, context, pairs) + extra
-        self.now += duration
-
-        held = {q.id: list(q.blocks) for q in work}
+    def _end_of_step(self, work: dict) -> dict:
+        """update_from_output: counters advance, samples are drawn, finished requests free their
+        blocks (in scheduling order). Returns {request id: tokens emitted}."""
         emitted = {}
         for r, n in work.items():
             drafts = r.num_computed + n - r.num_tokens      # > 0 only for a decoder's drafts
@@ -461,16 +471,10 @@ class VllmV1:
                 r.first_token = self.now
             if r.generated == r.output_len:
                 r.finish = self.now
-                r.running = False
                 self.running.remove(r)
                 self.pool.free_blocks(reversed(r.blocks))
                 r.blocks = []
-
-        step = Step(start, duration, tokens, context, pairs, decs, extra, flags,
-                    {q.id: n for q, n in work.items()}, [q.id for q in preempted], admitted,
-                    emitted, hits_of, held)
-        self.steps.append(step)
-        return step
+        return emitted
 
     def run(self):
         while not self.done():
@@ -491,11 +495,6 @@ def vllm_run(setup, arrivals, inputs, outputs, prefixes=None, priorities=None, *
     return sim.run()
 
 
-def schedule_table(sim: VllmV1) -> list[dict]:
-    """Per step, {request id: tokens scheduled} (what the parity tests compare)."""
-    return [s.scheduled for s in sim.steps]
-
-
 def vllm_stepper(*, block_size=16, vllm_blocks=10000, budget=8192, seqs=16, caching=False,
                  watermark=0.0, policy="fcfs", speculative=None, threshold=0, start=0.0,
                  kv_bytes=0) -> VllmV1:
@@ -510,3 +509,34 @@ def vllm_stepper(*, block_size=16, vllm_blocks=10000, budget=8192, seqs=16, cach
                           prefix_cache=PrefixCache() if caching else None)
     return VllmV1(setup, policy=policy, speculative=speculative, prefix_caching=caching,
                   long_prefill_token_threshold=threshold, start=start)
+
+
+def engine_mismatches(res, sim: VllmV1) -> list[str]:
+    """Where an engine run (a ``sim.SimResult`` of the same requests, in the same order) differs
+    from the reference run ``sim``: per-request first-token and finish times, preemptions and
+    prefix-cache hits, and the step log (start, tokens, context, decoders, pairs, extra seconds).
+    Empty when they agree bit for bit; each entry names the field and the first index that differs."""
+    import numpy as np
+
+    def first_diff(name, got, want):
+        got, want = np.asarray(got), np.asarray(want)
+        if got.shape != want.shape:
+            return [f"{name}: {got.shape[0]} entries, reference has {want.shape[0]}"]
+        same = (got == want) | (np.isnan(got) & np.isnan(want)) if got.dtype.kind == "f" else got == want
+        if same.all():
+            return []
+        i = int(np.flatnonzero(~same)[0])
+        return [f"{name}[{i}]: engine {got[i]!r}, reference {want[i]!r}"]
+
+    nan = float("nan")
+    out = first_diff("first_token", res.first_token,
+                     [nan if r.first_token is None else r.first_token for r in sim.reqs])
+    out += first_diff("finish", res.finish, [nan if r.finish is None else r.finish for r in sim.reqs])
+    for name, attr in (("preemptions", "preemptions"), ("cached_tokens", "cached_tokens")):
+        got = getattr(res, name, None)
+        if got is not None:
+            out += first_diff(name, got, [getattr(r, attr) for r in sim.reqs])
+    log = res.steps
+    for field in ("start", "tokens", "context", "decoders", "pairs", "extra_s"):
+        out += first_diff(f"steps.{field}", getattr(log, field), [getattr(s, field) for s in sim.steps])
+    return out
