@@ -5,12 +5,7 @@ from __future__ import annotations
 import math
 import numbers
 
-from typing import TYPE_CHECKING
-
 import numpy as np
-
-if TYPE_CHECKING:                # a type hint only: sim.setup -> sim.kv -> sim.validate must not cycle
-    from sim.setup import Setup
 
 
 def check_int(name: str, value, low: int | None) -> None:
@@ -34,7 +29,7 @@ def check_number(name: str, value, low: float, *, strict: bool = True, note: str
         raise ValueError(f"{name} must be a finite number {'>' if strict else '>='} {low:g}{note}, got {value!r}")
 
 
-def check_lengths_fit(setup: Setup, input_len, output_len) -> None:
+def check_lengths_fit(setup, input_len, output_len) -> None:      # setup: a sim.Setup (no import: no cycle)
     """A request reserves input_len + output_len tokens of KV; one that can never fit would wait forever.
 
     Lengths are ints, or per-request sequences (the message then names the largest request).

@@ -6,12 +6,6 @@ from pathlib import Path
 
 SIM = Path(__file__).resolve().parents[1] / "sim"
 
-# Cycles other helpers are removing (issue 17 items 1-3: the engine's). Each entry must still be a
-# cycle: once one is gone, delete it here so that it cannot come back unnoticed.
-KNOWN_CYCLES = {
-    frozenset({"sim._compiled", "sim.engine"}),
-    frozenset({"sim.setup", "sim.kv", "sim.kv.paged", "sim.kv.prefix_cache", "sim.validate", "sim.speculative"}),
-}
 
 
 def modules(root: Path = SIM) -> dict:
@@ -117,9 +111,5 @@ def test_sim_has_no_import_cycles():
     graph = import_graph()
     assert "sim.workload" in graph and "sim.fleet.sizing" in graph
     found = set(cycles(graph))
-    new = found - KNOWN_CYCLES
-    assert not new, "import cycles in sim/: " + "; ".join(" <-> ".join(sorted(c)) for c in new)
-    gone = KNOWN_CYCLES - found
-    assert not gone, ("no longer cycles, delete them from KNOWN_CYCLES: "
-                      + "; ".join(" <-> ".join(sorted(c)) for c in gone))
+    assert not found, "import cycles in sim/: " + "; ".join(" <-> ".join(sorted(c)) for c in found)
 
