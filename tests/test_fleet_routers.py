@@ -131,7 +131,7 @@ def test_a_learner_router_and_the_completion_hook():
 
 def test_registry_names():
     assert set(ROUTERS) == {"round_robin", "random", "least_requests", "least_kv", "power_of_two",
-                            "session_affinity", "prefix_aware"}
+                            "session_affinity", "prefix_aware", "by_length"}
 
 
 def test_unknown_router_names_the_field():

@@ -15,9 +15,9 @@ from sim.fleet.autoscale import AUTOSCALERS, WEIGHT_SOURCES_GBS, Autoscaler, col
 from sim.fleet.clock import run_fleet
 from sim.fleet.metrics import slo_by_window, summarize_fleet
 from sim.fleet.result import FleetResult, WorkerRecord
-from sim.fleet.routers import ROUTERS, FleetRequest, Router
+from sim.fleet.routers import ROUTERS, FleetRequest, PoolRule, Router, RuleRouter
 from sim.fleet.spec import Failures, Fleet, Link, Pool
 
 __all__ = ["Fleet", "Pool", "Link", "Failures", "Autoscaler", "run_fleet", "summarize_fleet",
-           "slo_by_window", "FleetResult", "WorkerRecord", "Router", "FleetRequest", "ROUTERS",
+           "slo_by_window", "FleetResult", "WorkerRecord", "Router", "RuleRouter", "PoolRule", "FleetRequest", "ROUTERS",
            "AUTOSCALERS", "WEIGHT_SOURCES_GBS", "cold_start_s"]
