@@ -137,3 +137,21 @@ def test_autoscaled_fleets_equal_the_plain_fleet(sw, router, seed, data):
     res, ref = assert_same(fleet, w)
     assert [(r.state, r.ready_s) for r in res.workers] == [(p.state if p.state != "draining" else "removed", p.ready_s)
                                                            for p in ref.workers]
+
+
+@examples(80)
+@given(sw=setup_and_workload(), k=st.integers(1, 3), k_long=st.integers(1, 2), threshold=st.integers(0, 30),
+       inner=st.sampled_from(sorted(set(ROUTERS) - {"by_length"})), seed=st.integers(0, 9), data=st.data())
+def test_a_long_prompt_pool_equals_the_plain_fleet(sw, k, k_long, threshold, inner, seed, data):
+    from sim.fleet import Pool
+    from sim.fleet.routers import ByLength
+    setup, w = sw
+    long_setup = data.draw(tick_setups() if setup.params == 0.5 else setups(60))
+    f = data.draw(st.one_of(st.none(), failures(k + k_long, w.arrival)))
+    fleet = Fleet.of(setup, k, router=ByLength(threshold=threshold, inner=inner), seed=seed,
+                     pools={"long": Pool(long_setup, k_long)}, failures=f)
+    res, _ = assert_same(fleet, w)
+    pools = np.array([r.pool for r in res.workers])
+    served = res.instance >= 0
+    long_ones = np.asarray(w.input_len) > threshold
+    assert (pools[res.instance[served]] == np.where(long_ones[served], "long", "colocated")).all()

@@ -33,7 +33,7 @@ from sim.fleet.delivery import Delivery
 from sim.fleet.events import ARRIVAL, DETECT, FAIL, READY, SCALE, STEP, TRANSFER
 from sim.fleet.failures import FailureHandler
 from sim.fleet.result import FleetResult
-from sim.fleet.routers import make_router
+from sim.fleet.routers import FleetRequest, Router, make_router
 from sim.fleet.scaling import ScalingHandler
 from sim.fleet.spec import Fleet
 from sim.fleet.state import RunState
@@ -67,12 +67,12 @@ def _check_lengths(fleet: Fleet, workload: Workload, sessions: list[int]) -> Non
         check_lengths_fit(fleet.prefill.setup, np.asarray(workload.input_len), 1)
         check_lengths_fit(fleet.decode.setup, workload.input_len, workload.output_len)
         return
-    if not fleet.pools:
+    router = make_router(fleet.router, fleet.seed)
+    if not fleet.pools and type(router).select_pool is Router.select_pool:
         check_lengths_fit(fleet.colocated.setup, workload.input_len, workload.output_len)
         return
-    # several pools: the router's pool rule (a function of the request alone) says which pool each goes to
-    from sim.fleet.routers import FleetRequest
-    router, names, pools = make_router(fleet.router, fleet.seed), fleet.pool_names, dict(fleet.pool_items)
+    # the router's pool rule (a function of the request alone) says which pool each request goes to
+    names, pools = fleet.pool_names, dict(fleet.pool_items)
     inp, out = np.asarray(workload.input_len), np.asarray(workload.output_len)
     prefix = workload.prefix if workload.prefix is not None else [None] * len(inp)
     chosen = [router.select_pool(FleetRequest(g, float(workload.arrival[g]), int(inp[g]), int(out[g]),
@@ -84,7 +84,12 @@ def _check_lengths(fleet: Fleet, workload: Workload, sessions: list[int]) -> Non
             raise ValueError(f"router sends request {g} (input_len {int(inp[g])}) to pool {name!r}, but the "
                              f"fleet's pools are {list(names)}")
         mine = chosen == name
-        check_lengths_fit(pools[name].setup, inp[mine], out[mine])
+        try:
+            check_lengths_fit(pools[name].setup, inp[mine], out[mine])
+        except ValueError as e:
+            ids = np.flatnonzero(mine)
+            raise ValueError(f"pool {name!r}: {e} (requests numbered among those the router sends there: "
+                             f"fleet requests {ids[:4].tolist()}{'...' if len(ids) > 4 else ''})") from None
 
 
 def _run(st: RunState) -> FleetResult:
