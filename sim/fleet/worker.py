@@ -10,6 +10,11 @@ before it. Nothing else depends on a colocated or decode instance, so a run whos
 state advances each instance once, at the end, exactly as the single-instance engine would.
 The load figures are read at ``clock.now`` as the instance reports them (``Instance``'s public
 accessors; a step in progress counts as not finished).
+
+If the engine offers ``Instance.quiet_until()`` -- a time before which, with nothing more
+submitted, none of the figures a gateway reads can change -- a read before that time skips the
+advance (the figures are already those of ``clock.now``); ``advance`` gives the same steps however
+it is cut, so the run is the same bit for bit. Without it every read advances.
 """
 
 from __future__ import annotations
@@ -17,6 +22,8 @@ from __future__ import annotations
 import math
 
 from sim.engine import Instance
+
+_QUIET = hasattr(Instance, "quiet_until")      # the engine hook, when the engine has it
 
 
 class Clock:
@@ -31,7 +38,7 @@ class Clock:
 class Worker:
     __slots__ = ("id", "pool", "setup", "gpus", "instance", "clock", "next_t", "state", "in_transit",
                  "lost", "local", "arrivals", "started_s", "ready_s", "stopped_s", "failed_s", "detected",
-                 "drain_s", "sent_after_failure", "_buffer")
+                 "drain_s", "sent_after_failure", "_buffer", "_quiet")
 
     def __init__(self, id: int, pool: str, setup, gpus: int, clock: Clock, started_s: float,
                  on_finish=None, state: str = "up"):
@@ -51,6 +58,7 @@ class Worker:
         self.detected = False
         self.drain_s = math.nan
         self._buffer: tuple[list, list, list, list] | None = None   # submissions not yet handed over
+        self._quiet = -math.inf       # the figures cannot change before this time (nothing submitted since)
 
     # --- what the gateway sees -----------------------------------------------------------------
 
@@ -61,23 +69,35 @@ class Worker:
         if self.state == "failed":
             return min(self.clock.now, self.failed_s)
         t = self.clock.now
-        self.bring_to(t)
+        self._look(t)
         return t
+
+    def _look(self, t: float) -> None:
+        """Make the figures those of time t: advance, unless nothing can have changed since."""
+        if self._buffer is not None:
+            self.flush()
+        if self.next_t < t and not t < self._quiet:
+            self.instance.advance(t)
+            self.next_t = self.instance.next_time()
+            if _QUIET:
+                self._quiet = self.instance.quiet_until()
 
     @property
     def outstanding(self) -> int:
         """Requests sent here and not yet answered (queued, running, with their KV in transit, or
         sent after it failed, until the health check notices)."""
-        # _now() written out: least_requests reads every worker at every arrival
+        # _now() and _look() written out: least_requests reads every worker at every arrival
         t = self.clock.now
         if self.state == "failed":
             t = min(t, self.failed_s)
         else:
             if self._buffer is not None:
                 self.flush()
-            if self.next_t < t:
+            if self.next_t < t and not t < self._quiet:
                 self.instance.advance(t)
                 self.next_t = self.instance.next_time()
+                if _QUIET:
+                    self._quiet = self.instance.quiet_until()
         return self.instance.outstanding(t) + self.in_transit + self.sent_after_failure
 
     @property
@@ -115,9 +135,10 @@ class Worker:
             self._buffer = None
             self.instance.submit_many(arrival, inp, out, prefix=prefix)
             self.next_t = self.instance.next_time()
+            self._quiet = -math.inf
 
     def bring_to(self, t: float) -> None:
-        """Run the instance's steps that start before t."""
+        """Run the instance's steps that start before t (every one: its callbacks fire)."""
         if self._buffer is not None:
             self.flush()
         if self.next_t < t:
@@ -152,6 +173,7 @@ class Worker:
         """A request whose prompt ran elsewhere (PD's decode side); returns its local id."""
         self.flush()
         lid = self.instance.submit(t, input_len, output_len, prefilled=True)
+        self._quiet = -math.inf
         self.local.append(g)
         self.arrivals.append(t)
         self.next_t = self.instance.next_time()
