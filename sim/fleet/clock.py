@@ -110,10 +110,9 @@ def _run(st: RunState) -> FleetResult:
     failures.start()
     scaling.start()
 
-    handlers = [None] * 7
-    handlers[ARRIVAL], handlers[STEP], handlers[TRANSFER] = delivery.on_arrival, transfers.on_step, transfers.on_transfer
-    handlers[FAIL], handlers[DETECT] = failures.on_fail, failures.on_detect
-    handlers[SCALE], handlers[READY] = scaling.on_tick, scaling.on_ready
+    by_kind = {ARRIVAL: delivery.on_arrival, STEP: transfers.on_step, TRANSFER: transfers.on_transfer,
+               FAIL: failures.on_fail, DETECT: failures.on_detect, SCALE: scaling.on_tick, READY: scaling.on_ready}
+    handlers = [by_kind[kind] for kind in sorted(by_kind)]       # indexed by kind (0 .. 6)
     clock, pop = st.clock, st.queue.pop
     while (event := pop()) is not None:
         t, kind, payload = event
