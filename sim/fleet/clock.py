@@ -1,6 +1,6 @@
 """The fleet clock: one event queue for the whole fleet, each event handed to its kind's handler.
 
-    ARRIVAL   delivery.Delivery.on_arrival     route the request, send it (PD: prompt, then decode)
+    ARRIVAL   delivery.Delivery.route          route the request, send it (PD: prompt, then decode)
     STEP      transfer.Transfers.on_step       one step of a prefill instance (PD)
     TRANSFER  transfer.Transfers.on_transfer   a prompt's KV has landed: the decode instance admits it
     FAIL      failures.FailureHandler.on_fail  an instance stops; what it held is lost
@@ -110,7 +110,7 @@ def _run(st: RunState) -> FleetResult:
     failures.start()
     scaling.start()
 
-    by_kind = {ARRIVAL: delivery.on_arrival, STEP: transfers.on_step, TRANSFER: transfers.on_transfer,
+    by_kind = {ARRIVAL: delivery.route, STEP: transfers.on_step, TRANSFER: transfers.on_transfer,
                FAIL: failures.on_fail, DETECT: failures.on_detect, SCALE: scaling.on_tick, READY: scaling.on_ready}
     handlers = [by_kind[kind] for kind in sorted(by_kind)]       # indexed by kind (0 .. 6)
     clock, pop = st.clock, st.queue.pop

@@ -12,6 +12,7 @@ noticed) is lost there: the gateway's answer never comes, and it is retried at d
 
 from __future__ import annotations
 
+from sim.fleet.routers import Router
 from sim.fleet.state import RunState
 
 
@@ -22,13 +23,12 @@ class Delivery:
         self.pool_names = st.fleet.pool_names
         self.log_routes = st.fleet.log_routes
         self.hook = st.router.has_completion_hook
+        self.one_pool = len(self.pool_names) == 1 and type(st.router).select_pool is Router.select_pool
         self.transfers = None          # set by the clock (PD: a prefill worker's step must be scheduled)
 
-    def on_arrival(self, t: float, g: int) -> None:
-        self.route(g, t)
-
-    def route(self, g: int, t: float) -> None:
-        """Choose the request's worker(s) at t and send it; no routable worker: it fails now."""
+    def route(self, t: float, g: int) -> None:
+        """Choose request g's worker(s) at t and send it; no routable worker: it fails now. (The
+        ARRIVAL handler; a retry calls it too.)"""
         st = self.st
         router, request = st.router, st.request(g)
         if self.pd:
@@ -39,7 +39,7 @@ class Delivery:
                 self._report_completions(dec, t)
             first, last = router.select_pair(request, pre, dec)
         else:
-            ups = st.routable[router.select_pool(request, self.pool_names)]
+            ups = st.routable["colocated" if self.one_pool else router.select_pool(request, self.pool_names)]
             if not ups:
                 return self.fail_request(g, t, "no_instance")
             if self.hook:

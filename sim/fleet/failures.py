@@ -73,6 +73,6 @@ class FailureHandler:
         if st.retries[g] < self.max_retries:
             st.retries[g] += 1
             st.log(t, "retry", g, -1, st.retries[g])
-            self.delivery.route(g, t)
+            self.delivery.route(t, g)
         else:
             self.delivery.fail_request(g, t, "instance_failed")

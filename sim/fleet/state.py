@@ -48,6 +48,7 @@ class RunState:
     def add_worker(self, pool_name: str, pool, t: float, state: str, on_finish=None) -> Worker:
         w = Worker(len(self.workers), pool_name, pool.setup, pool.gpus_per_instance, self.clock, t,
                    on_finish, state)
+        w.buffered = not self.router.needs_state       # a router that reads state reads every submission
         self.workers.append(w)
         return w
 

@@ -38,7 +38,7 @@ class Clock:
 class Worker:
     __slots__ = ("id", "pool", "setup", "gpus", "instance", "clock", "next_t", "state", "in_transit",
                  "lost", "local", "arrivals", "started_s", "ready_s", "stopped_s", "failed_s", "detected",
-                 "drain_s", "sent_after_failure", "_buffer", "_quiet")
+                 "drain_s", "sent_after_failure", "_buffer", "_quiet", "buffered")
 
     def __init__(self, id: int, pool: str, setup, gpus: int, clock: Clock, started_s: float,
                  on_finish=None, state: str = "up"):
@@ -59,6 +59,8 @@ class Worker:
         self.drain_s = math.nan
         self._buffer: tuple[list, list, list, list] | None = None   # submissions not yet handed over
         self._quiet = -math.inf       # the figures cannot change before this time (nothing submitted since)
+        self.buffered = True          # buffer submissions (False: hand each over at once, for a worker read
+                                      # at every arrival, where a buffer of one is pure overhead)
 
     # --- what the gateway sees -----------------------------------------------------------------
 
@@ -133,7 +135,10 @@ class Worker:
         if self._buffer is not None:
             arrival, inp, out, prefix = self._buffer
             self._buffer = None
-            self.instance.submit_many(arrival, inp, out, prefix=prefix)
+            if len(arrival) == 1:                 # (submit is the cheaper call for one)
+                self.instance.submit(arrival[0], inp[0], out[0], prefix=prefix[0])
+            else:
+                self.instance.submit_many(arrival, inp, out, prefix=prefix)
             self.next_t = self.instance.next_time()
             self._quiet = -math.inf
 
@@ -158,6 +163,13 @@ class Worker:
 
     def submit(self, g: int, t: float, input_len: int, output_len: int, prefix=None) -> int:
         """Send fleet request g (arriving now, at t); returns its local id."""
+        if not self.buffered:
+            self.instance.submit(t, input_len, output_len, prefix=prefix)
+            self.next_t = self.instance.next_time()
+            self._quiet = -math.inf
+            self.local.append(g)
+            self.arrivals.append(t)
+            return len(self.local) - 1
         if self._buffer is None:
             self._buffer = ([], [], [], [])
         arrival, inp, out, prefixes = self._buffer
