@@ -3,9 +3,10 @@
 before the engine has it. It reads the engine's private state, so it is a test helper and nothing
 more; the hook's contract and the measured gain are in the fleet's report (issue 17, item 7).
 
-Contract: a time T such that, with nothing more submitted, none of the figures a gateway reads
-(outstanding, running_at, queue_len, free_kv_tokens, cached_prefix_tokens, unfinished_at) can
-change at any t < T; T <= now is always allowed (then nothing is skipped).
+Contract: a time T such that, with nothing more submitted, the gateway's accessors (outstanding,
+running_at, queue_len, free_kv_tokens, cached_prefix_tokens, unfinished_at) asked at any t < T
+answer the same whether or not ``advance(t)`` is called first; T <= now is always allowed (then
+nothing is skipped).
 
 The rule for the handbook's reservation rule (no paged KV, no speculation): when nothing waits and
 nothing is in prefill, every running request decodes, so until the next finish every step has the

@@ -11,10 +11,10 @@ state advances each instance once, at the end, exactly as the single-instance en
 The load figures are read at ``clock.now`` as the instance reports them (``Instance``'s public
 accessors; a step in progress counts as not finished).
 
-If the engine offers ``Instance.quiet_until()`` -- a time before which, with nothing more
-submitted, none of the figures a gateway reads can change -- a read before that time skips the
-advance (the figures are already those of ``clock.now``); ``advance`` gives the same steps however
-it is cut, so the run is the same bit for bit. Without it every read advances.
+If the engine offers ``Instance.quiet_until()`` -- a time T such that, with nothing more
+submitted, its accessors asked at any t < T answer the same whether or not ``advance(t)`` runs
+first -- a read before T skips the advance; ``advance`` gives the same steps however it is cut, so
+the run is the same bit for bit. Without it every read advances.
 """
 
 from __future__ import annotations
