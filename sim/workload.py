@@ -36,7 +36,6 @@ from sim.trace import Trace, read
 from sim.validate import check_int, check_lengths_fit, check_number
 from sim.workload_spec import Workload
 
-_lengths = draw_lengths      # the name sim/fleet/load.py imports; new code: sim.lengths.draw_lengths
 
 
 def poisson(rate: float, num_requests: int, input_len, output_len, seed: int = 0) -> Workload:

@@ -17,7 +17,8 @@ import math
 import random
 
 from sim.validate import check_int, check_number
-from sim.workload import Workload, _lengths
+from sim.lengths import draw_lengths as _lengths
+from sim.workload import Workload
 
 
 def piecewise(rates, duration_s: float, input_len, output_len, seed: int = 0) -> Workload:
