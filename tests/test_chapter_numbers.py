@@ -122,6 +122,7 @@ FIGURES = [
     (CH02, "reliability.format_spare_rows", r"^\s+99.0%\s+[\d.]+%\s+(\d+)", "多备 {} 台"),
     (CH02, "reliability.format_spare_rows", r"^\s+99.0%\s+[\d.]+%\s+\d+\s+([\d.]+)%", "就到 {}%"),
     (CH02, "reliability.format_spare_rows", r"^\s+95.0%\s+[\d.]+%\s+(\d+)", "95% 时要备 {} 台"),
+    (CH02, "reliability.format_spare_rows", r"each up 95%: capacity short ([\d.]+) min", "每月容量不足约 {} 分钟"),
     (CH02, "fleet.compare_routers(4)", r"least_requests\s+4\s+(\d+)%", "只有 {}% 的 token 命中"),
     (CH02, "fleet.compare_routers(4)", r"prefix_aware\s+4\s+(\d+)%", "命中 {}%"),
     (CH02, "fleet.compare_routers(4)", r"least_requests\s+4\s+\d+%\s+([\d.]+)%", "只有 {}% 的请求达标"),
