@@ -194,3 +194,11 @@ def littles_law(result, window=(0.1, 0.9)) -> LittleCheck:
     arrived = (arrival >= a) & (arrival < b)
     return LittleCheck((a, b), mean_in_system, float(arrived.sum()) / (b - a),
                        float((finish[arrived] - arrival[arrived]).mean()), t[:-1], n)
+
+
+def busy_fraction(result) -> float:
+    """What nvidia-smi's utilisation counts, for one instance's run: the time some step is running
+    over the run's time (first arrival to last finish). Continuous batching issues a step whenever
+    a request is running, so this stays near 1 well below the load the SLOs allow."""
+    span = float(result.finish.max() - result.arrival.min())
+    return float(result.steps.duration.sum()) / span if span > 0 else 0.0

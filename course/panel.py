@@ -15,7 +15,8 @@ Every figure of the sizing is ``sim.plan``'s (``instance`` calls it once per ins
 and SLOs; QPS and price only ``Plan.resized`` it, without simulating): the rate, the bound (``ttft``
 included), the low-load times, the analytic ceilings (``sim.bound.ceilings``), the reason a choice
 has no plan; this module formats them. ``python -m sim plan`` / ``sweep`` give the same figures for
-the same option; the latency curve reuses the plan's run at its answer. The charts are light SVG
+the same option (``sim.plan``'s default search: steady-state trials, ``sim.capacity``); the latency
+curve draws 1500-request runs around the plan's answer. The charts are light SVG
 (``course.plots.Chart``): a matplotlib PNG would take longer to render than the whole update may. ``benchmarks/bench_panel.py`` times random
 slider moves through ``DesignPanel.update`` / ``RatePanel.update``, the code the widgets call.
 
@@ -74,10 +75,11 @@ TPOT_SLO_OPTIONS = (0.01, 0.02, 0.03, 0.05, 0.075, 0.1, 0.15)        # seconds
 MFU_RANGE = (0.1, 0.8, 0.05)
 PRICE_RANGE = (0.5, 8.0, 0.25)
 
-# The curve uses the search's 1500 requests per point: shorter runs never reach a steady state at
-# long outputs (a 500-token answer lasts ~10 s at high load) and would draw tails far below the ones
-# the search judged, so the marked rate would not sit where the curve meets the SLO line. The point
-# at 1.0 is the search's own run at its answer.
+# The curve draws runs of the handbook's 1500 requests per point, every point alike (the search's own
+# run at its answer is a steady-state trial tens of times longer: its tail would not be comparable
+# with its neighbours', and seven such runs would not fit the panel's time budget). A 1500-request
+# run overstates capacity (chapter 01, section 4), so the curve crosses the SLO line a little to the
+# right of the marked rate, which the steady-state search chose; the panel's note says so.
 CURVE_REQUESTS = capacity.POISSON_REQUESTS
 CURVE_FRACTIONS = (0.25, 0.5, 0.75, 0.9, 1.0, 1.1, 1.25)   # of the chosen rate
 
@@ -329,23 +331,27 @@ def latency_curve(input_len: int, output_len: int, mfu: float, hw: Hardware = CH
     if setup is None:
         return None
     p = instance(input_len, output_len, mfu, hw, ttft_slo, tpot_slo).plan
-    if p is None:
-        rate, known = bound.ceilings(setup, input_len, output_len).compute, {}
-    else:
-        rate, known = p.rate_per_instance, {p.rate_per_instance: p.run_at_rate}
+    rate = bound.ceilings(setup, input_len, output_len).compute if p is None else p.rate_per_instance
     rates = tuple(rate * f for f in CURVE_FRACTIONS)
     return latency_curve_for(setup, rates, input_len, output_len, num_requests=CURVE_REQUESTS,
-                             ttft_slo=ttft_slo, tpot_slo=tpot_slo, known=known)
+                             ttft_slo=ttft_slo, tpot_slo=tpot_slo)
 
 
 @dataclass(frozen=True)
 class Distribution:
-    """Per-request TTFT and TPOT (seconds) of one run, with its summary figures."""
+    """Per-request TTFT and TPOT (seconds) of one run, with its summary figures and the instance's
+    compute ceiling (req/s of this request shape, ``sim.bound.ceilings``) to read the rate against."""
 
     rate: float
     ttft: np.ndarray
     tpot: np.ndarray
     stats: dict
+    compute_ceiling: float = math.nan
+
+    @property
+    def load(self) -> float:
+        """The offered rate as a fraction of the compute ceiling."""
+        return self.rate / self.compute_ceiling
 
 
 @lru_cache(maxsize=256)
@@ -361,7 +367,29 @@ def distribution(rate: float, input_len: int = INPUT_LEN, output_len: int = OUTP
     stats = {k: s[k] for k in ("ttft_mean", "ttft_p50", "ttft_p99", "tpot_mean", "tpot_p50", "tpot_p99",
                                "slo_ok", "goodput")}
     stats["throughput"] = s["request_rate"]
-    return Distribution(float(rate), result.ttft, result.tpot, stats)
+    return Distribution(float(rate), result.ttft, result.tpot, stats,
+                        bound.ceilings(setup, input_len, output_len).compute)
+
+
+def rate_changed(before: Distribution | None, after: Distribution, control: str | None = None) -> str:
+    """One Chinese line for the chapter-01 panel: what the last move did to the run shown (the rate
+    against the instance's ceiling, p99 TTFT / TPOT, the share within the SLOs)."""
+    if before is None or before is after:
+        return "移动滑块或换一个实例，这里会说明它改变了什么（灰色虚线是上一次的分布）。"
+    what = "到达速率" if control in (None, "rate") else CONTROL_ZH.get(control, "设置")
+    if before.rate == after.rate:
+        rate = f"同样 {after.rate:g} req/s"
+    else:
+        rate = f"{before.rate:g} → {after.rate:g} req/s"
+    if fmt_rate(before.compute_ceiling) == fmt_rate(after.compute_ceiling):
+        ceiling = f"是算力上限（{fmt_rate(after.compute_ceiling)} req/s）的 {before.load:.0%} → {after.load:.0%}"
+    else:
+        ceiling = (f"是算力上限的 {before.load:.0%} → {after.load:.0%}"
+                   f"（上限 {fmt_rate(before.compute_ceiling)} → {fmt_rate(after.compute_ceiling)} req/s）")
+    return (f"{what}：{rate}，{ceiling}；"
+            f"P99 TTFT {_fmt_s(before.stats['ttft_p99'])} → {_fmt_s(after.stats['ttft_p99'])}，"
+            f"P99 TPOT {_fmt_s(before.stats['tpot_p99'])} → {_fmt_s(after.stats['tpot_p99'])}；"
+            f"满足 SLO {before.stats['slo_ok']:.1%} → {after.stats['slo_ok']:.1%}。")
 
 
 # --- Rendering helpers -------------------------------------------------------------------------
@@ -571,7 +599,8 @@ class DesignPanel(_Live):
                                                           title=hw.label())
                 self.chart.value = self.figure.svg()
         self.last_update_s = time.perf_counter() - start
-        note = (f"曲线每个点模拟 {self.curve.num_requests} 个请求（与最大速率的搜索相同）；" if self.curve else "")
+        note = (f"曲线每个点模拟 {self.curve.num_requests} 个请求，比最大速率搜索的稳态压测短，"
+                f"所以曲线越过 SLO 线的地方在选定速率右边一点；" if self.curve else "")
         self.status.value = (f"<small>{note}本次更新：数字 {self.answer_s * 1e3:.0f} ms，"
                              f"连同曲线 {self.last_update_s * 1e3:.0f} ms</small>")
         return True
@@ -586,23 +615,33 @@ RATE_OPTIONS = (1, 2, 4, 6, 8, 10, 12, 14, 15, 16, 17, 18, 19, 20, 22, 25)
 
 
 def rate_options(hw: Hardware = CHAPTER, mfu: float = MFU, input_len: int = INPUT_LEN,
-                 output_len: int = OUTPUT_LEN) -> tuple:
+                 output_len: int = OUTPUT_LEN, keep: float | None = None) -> tuple:
     """The rate slider's positions for an instance: the chapter's, scaled by its compute ceiling
-    (3 significant digits), so each position loads any instance alike. The chapter's unchanged."""
-    if hw.is_chapters:
-        return RATE_OPTIONS
-    setup, _ = _setup_or_reason(hw, mfu, input_len, output_len)
-    if setup is None:
-        return RATE_OPTIONS
-    scale = (bound.ceilings(setup, input_len, output_len).compute
-             / bound.ceilings(chapter_setup(mfu), input_len, output_len).compute)
-    return tuple(dict.fromkeys(float(f"{r * scale:.3g}") for r in RATE_OPTIONS))
+    (3 significant digits), so the slider spans the same share of any instance's range; ``keep``
+    (the rate shown before) is added when missing, so changing the instance keeps the offered
+    rate and the learner sees the same traffic on the other instance. The chapter's unchanged."""
+    options = RATE_OPTIONS
+    if not hw.is_chapters:
+        setup, _ = _setup_or_reason(hw, mfu, input_len, output_len)
+        if setup is not None:
+            scale = (bound.ceilings(setup, input_len, output_len).compute
+                     / bound.ceilings(chapter_setup(mfu), input_len, output_len).compute)
+            options = tuple(dict.fromkeys(float(f"{r * scale:.3g}") for r in RATE_OPTIONS))
+    if keep is not None and keep not in options:
+        options = tuple(sorted((*options, keep)))
+    return options
 
 
 class RatePanel(_Live):
     """Chapter 01's panel: the instance choice and a rate slider (2000 in / 500 out, MFU 0.4);
-    ``dist`` holds the run shown, ``figure`` (a ``plots.Chart``) its TTFT and TPOT distributions,
-    ``table`` the summary. Choosing another instance rescales the slider's rates to it."""
+    ``dist`` holds the run shown, ``figure`` (a ``plots.Chart``) its TTFT and TPOT distributions
+    over the previous run's (grey, dashed), ``table`` the summary with the rate against the
+    instance's compute ceiling, ``changed`` what the last move did.
+
+    Choosing another instance keeps the offered rate (the slider's positions become that
+    instance's range, the current rate among them): the same traffic on a faster or slower
+    instance is what the choice is for. (Rescaling the rate with the instance, as this panel once
+    did, put every instance at the same share of its ceiling, so the curves barely moved.)"""
 
     def __init__(self, rates=RATE_OPTIONS, value: float = 10, *, input_len: int = INPUT_LEN,
                  output_len: int = OUTPUT_LEN, mfu: float = MFU, background: bool = True):
@@ -615,9 +654,11 @@ class RatePanel(_Live):
                                         continuous_update=False, style={"description_width": "130px"},
                                         layout=w.Layout(width="560px"))
         self.busy = w.HTML()
+        self.changed = w.HTML()
         self.table = w.HTML()
         self.chart = w.HTML()
-        self.widget = w.VBox([w.HBox(list(self.choices.values())), self.slider, self.busy, self.table, self.chart])
+        self.widget = w.VBox([w.HBox(list(self.choices.values())), self.slider, self.changed, self.busy,
+                              self.table, self.chart])
         self.figure = self.dist = None
         self._rescaling = False
         self.hardware = CHAPTER
@@ -626,44 +667,51 @@ class RatePanel(_Live):
             control.observe(lambda _c, name=name: self._request(name), names="value")
         self.update()
 
+    def _set_rates(self, hw: Hardware) -> None:
+        """The new instance's slider positions, keeping the rate shown (no update fires meanwhile)."""
+        rate = self.slider.value
+        self._rescaling = True
+        try:
+            self.slider.options = rate_options(hw, self.mfu, self.input_len, self.output_len, keep=rate)
+            self.slider.value = rate
+        finally:
+            self._rescaling = False
+        self.hardware = hw
+
     def update(self, control: str | None = None, current=lambda: True) -> bool:
         start = time.perf_counter()
         c = self.choices
         hw = Hardware(c["model"].value, c["gpu"].value, c["tp"].value, c["weight_dtype"].value, c["kv_dtype"].value)
-        if hw != self.hardware:                 # keep the slider's position, on the new instance's rates
-            index = list(self.slider.options).index(self.slider.value)
-            options = rate_options(hw, self.mfu, self.input_len, self.output_len)
-            self._rescaling = True
-            try:
-                self.slider.options = options
-                self.slider.value = options[min(index, len(options) - 1)]
-            finally:
-                self._rescaling = False
-            self.hardware = hw
+        if hw != self.hardware:
+            self._set_rates(hw)
         try:
             dist = distribution(self.slider.value, self.input_len, self.output_len, self.mfu, hw=hw)
         except ValueError as e:
             if not current():
                 return False
             self.dist, self.figure = None, None
+            self.changed.value = ""
             self.table.value = f"<b>{html.escape(str(e))}</b>"
             self.chart.value = ""
             self.last_update_s = time.perf_counter() - start
             return True
         if not current():
             return False
-        self.dist = dist
+        before, self.dist = self.dist, dist
         s = dist.stats
         rows = [
             ("TTFT 平均 / P50 / P99", f"{_fmt_s(s['ttft_mean'])} / {_fmt_s(s['ttft_p50'])} / {_fmt_s(s['ttft_p99'])}"),
             ("TPOT 平均 / P50 / P99", f"{_fmt_s(s['tpot_mean'])} / {_fmt_s(s['tpot_p50'])} / {_fmt_s(s['tpot_p99'])}"),
             ("满足 SLO 的比例", f"{s['slo_ok']:.1%}"),
             ("吞吐 / goodput", f"{s['throughput']:.2f} / {s['goodput']:.2f} req/s"),
+            ("这个实例的算力上限", f"{fmt_rate(dist.compute_ceiling)} req/s（当前速率是它的 {dist.load:.0%}）"),
         ]
         self.table.value = "<table>" + "".join(
             f"<tr><td style='padding:2px 12px 2px 0'>{html.escape(k)}</td><td><b>{html.escape(v)}</b></td></tr>"
             for k, v in rows) + "</table>"
-        self.figure = plots.distribution_chart(dist.ttft, dist.tpot, TTFT_SLO_S, TPOT_SLO_S,
+        self.changed.value = f"<b>变化：</b>{html.escape(rate_changed(before, dist, control))}"
+        previous = None if before is None or before is dist else (before.ttft, before.tpot)
+        self.figure = plots.distribution_chart(dist.ttft, dist.tpot, TTFT_SLO_S, TPOT_SLO_S, before=previous,
                                                title=f"{hw.label()} · rate {dist.rate:g} req/s")
         self.chart.value = self.figure.svg()
         self.last_update_s = time.perf_counter() - start

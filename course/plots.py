@@ -353,14 +353,26 @@ def latency_vs_rate_chart(curve, ttft_slo: float, tpot_slo: float, chosen_rate: 
     return c
 
 
-def distribution_chart(ttft, tpot, ttft_slo: float, tpot_slo: float, *, title: str = "") -> Chart:
-    """``distribution_figure`` as a light ``Chart``: the CDFs (at most 400 points each), the SLOs."""
+BEFORE_COLOR = "#9a9a9a"      # the previous run's CDFs, drawn under the current ones
+
+
+def _cdf(values, points: int = 400):
+    x = np.sort(np.asarray(values, dtype=float)) * 1e3
+    y = np.arange(1, len(x) + 1) / len(x)
+    pick = np.unique(np.linspace(0, len(x) - 1, min(len(x), points)).astype(int))
+    return x[pick], y[pick]
+
+
+def distribution_chart(ttft, tpot, ttft_slo: float, tpot_slo: float, *, title: str = "",
+                       before=None) -> Chart:
+    """``distribution_figure`` as a light ``Chart``: the CDFs (at most 400 points each), the SLOs.
+    ``before``: (ttft, tpot) of the previous run, drawn dashed in grey ("TTFT CDF (before)") so a
+    move that shifts the curves only a little still shows where they were."""
     c = Chart(2, title=title)
     for i, values, slo, name, color in ((0, ttft, ttft_slo, "TTFT", TTFT_COLOR), (1, tpot, tpot_slo, "TPOT", TPOT_COLOR)):
-        x = np.sort(np.asarray(values, dtype=float)) * 1e3
-        y = np.arange(1, len(x) + 1) / len(x)
-        pick = np.unique(np.linspace(0, len(x) - 1, min(len(x), 400)).astype(int))
-        c.add(i, f"{name} CDF", x[pick], y[pick], color=_COLORS[color], marker=False, step=True)
+        if before is not None:
+            c.add(i, f"{name} CDF (before)", *_cdf(before[i]), color=BEFORE_COLOR, dash="4 3", marker=False, step=True)
+        c.add(i, f"{name} CDF", *_cdf(values), color=_COLORS[color], marker=False, step=True)
         c.vline(i, f"{name} SLO", slo * 1e3, color=_COLORS[SLO_COLOR])
         c.axes(i, logx=True, xlabel=f"{name} (ms, log scale)", ylabel="fraction of requests", ylim=(0, 1.02))
     return c

@@ -48,7 +48,22 @@ FIGURES = [
     # 01: metrics at 16 req/s, the ceiling, the bisection, seeds, Little's law
     (CH01, "result = simulate(setup, 16", r"ITL\s+p50\s+[\d.]+ ms\s+p99\s+([\d.]+) ms",
      lambda v: f"超过 {int(float(v)) // 10 * 10} 毫秒"),
+    (CH01, "result = simulate(setup, 16", r"goodput ([\d.]+) req/s", "goodput（{} req/s）"),
+    (CH01, "result = simulate(setup, 16", r"throughput ([\d.]+) req/s", "吞吐（{} req/s）"),
+    (CH01, "result = simulate(setup, 16", r"^run ([\d.]+) s", "整次压测的 {} s"),
+    (CH01, "result = simulate(setup, 16", r"arrival window ([\d.]+) s", "到达窗口 {} s"),
     (CH01, "compute ceiling", r"= ([\d.]+) req/s", "约 {} 个请求"),
+    # 01: the handbook's bisection against the steady-state search, window by window
+    (CH01, "handbook = max_rate", r'method="bisect": ([\d.]+)', "答案 {} req/s 就是手册的数"),
+    (CH01, "handbook = max_rate", r'method="search": ([\d.]+)', "稳态搜索给出的 {} req/s"),
+    (CH01, "steady.format_steady_check", r"^([\d.]+) req/s: steady trial", "{} req/s 上，稳态压测里"),
+    (CH01, "steady.format_steady_check", r"handbook's trial, ([\d.]+) windows", "只覆盖 {} 个窗口"),
+    (CH01, "steady.format_steady_check", r"windows\):\s+([\d.]+)% within SLO -> pass\n\s+judged part.*-> fail",
+     "{}% 达标，照手册的判据算通过"),
+    (CH01, "steady.format_steady_check", r"judged part .*?:\s+([\d.]+)% within SLO -> fail", "只有 {}% 达标"),
+    (CH01, "steady.format_steady_check", r"-> fail; (\d+) of \d+ windows", "有 {} 个低于 99%"),
+    (CH01, "steady.format_steady_check", r"-> fail; \d+ of (\d+) windows", "{} 个窗口里"),
+    (CH01, "steady.format_steady_check", r"judged part .*?:\s+([\d.]+)% within SLO -> pass", "判定部分 {}% 达标"),
     (CH01, "for rate, t50, t99", r"^\s*17 req/s .*TPOT p50\s+[\d.]+ p99\s+([\d.]+) ms",
      lambda v: "17 req/s 时 P99 TPOT 已超过 50 ms" if float(v) > 50 else f"17 req/s: {v}"),
     (CH01, "for seed in range(5)", r"seed 0: ([\d.]+)", lambda v: f"在 {float(v):.1f} 到"),
@@ -62,23 +77,52 @@ FIGURES = [
     (CH02, "Setup(params=70.6e9", r"（(\d+) 张 H100）", "{} 张 H100"),
     (CH02, "Setup(params=70.6e9", r"：每小时 \$(\d+)", "每小时约 ${}"),
     (CH02, "Setup(params=70.6e9", r"token \$([\d.]+)", "约 ${}"),
+    # 02: the same question with sim.plan's steady-state search
+    (CH02, 'for search in ("chapter", "auto")', r"search='chapter'\s+([\d.]+) req/s", lambda v: f"{float(v):.1f} req/s"),
+    (CH02, 'for search in ("chapter", "auto")', r"search='auto'\s+([\d.]+) req/s", "单实例 {} req/s"),
+    (CH02, 'for search in ("chapter", "auto")', r"search='auto'.*?: (\d+) instances", "要 {} 个实例"),
+    (CH02, 'for search in ("chapter", "auto")', r"search='auto'.*?(\d+) with 30% headroom", "加余量 {} 个"),
+    (CH02, 'for search in ("chapter", "auto")', r"search='auto'.*?\((\d+) H100\)", "{} 张 H100，"),
+    (CH02, 'for search in ("chapter", "auto")', r"search='auto'.*?\$(\d+)/h", "每小时 ${}"),
+    (CH02, 'for search in ("chapter", "auto")', r"search='auto'.*?\$([\d.]+) per million", "每百万输出 token ${}"),
     (CH02, "TPOT floor", r"\+ 1.5 ms overhead = ([\d.]+) ms", "约 {} ms"),
     (CH02, "TPOT floor", r"= ([\d.]+) req/s", "即 {} req/s"),
     (CH02, "for prompt in (2000, 8192, 32768)", r"32768 tokens in: prefill ([\d.]+) s", "0.74 s"),
     (CH02, "for prompt in (2000, 8192, 32768)", r"32768 tokens in: prefill [\d.]+ s,\s+([\d.]+) req/s", "约 {} req/s"),
     (CH02, "for prompt in (2000, 8192, 32768)", r"2000 tokens in: .* (\d+)% of the compute ceiling", "这个上限的 {}%"),
+    (CH02, "for prompt in (2000, 8192, 32768)", r"2000 tokens in: prefill [\d.]+ s,\s+([\d.]+) req/s", "稳态搜索的 {} req/s"),
+    (CH02, "for prompt in (2000, 8192, 32768)", r"32768 tokens in: .* (\d+)% of the compute ceiling", "四分之一（{}%）"),
     (CH02, "kv_bytes = input_len * kv_per_token", r"([\d.]+) GB/s across", lambda v: f"每秒 {int(float(v))} GB"),
     # 02, section 4: the fleet simulator
+    (CH02, "fleet.size_chapter_fleet()", r"one instance within the SLOs: ([\d.]+) req/s", "⌈200 ÷ {}⌉"),
     (CH02, "fleet.size_chapter_fleet()", r"colocated\s+(\d+) instances, (\d+) GPUs", "合并部署 {} 个实例"),
     (CH02, "fleet.size_chapter_fleet()", r"colocated\s+\d+ instances, (\d+) GPUs", "（{} 张卡）就够了"),
     (CH02, "fleet.size_chapter_fleet()", r"disaggregated (\d+) prefill \+ (\d+) decode = (\d+) instances",
      lambda *_: None),
     (CH02, "fleet.size_chapter_fleet()", r"= \d+ instances, (\d+) GPUs", "{} 张卡），反而多一台"),
-    (CH02, "fleet.compare_at(12)", r"9 P \+ 3 D .* (\d+)% / 100%$", "prefill 池忙到 {}%"),
-    (CH02, "fleet.compare_at(12)", r"9 P \+ 3 D\s+96\s+[\d.]+%\s+\w+\s+(\d+) ms", lambda v: f"{float(v) / 1e3:.1f} s 左右"),
-    (CH02, "fleet.compare_at(12)", r"12 colocated\s+96\s+[\d.]+%\s+\w+\s+\d+ ms\s+([\d.]+) ms", "P99 TPOT {} ms"),
-    (CH02, "fleet.compare_at(12)", r"12 colocated\s+.*ms\s+([\d.]+) ms\s+\d+%$", lambda v: f"P99 ITL 约 {round(float(v), -1):.0f} ms"),
-    (CH02, "fleet.compare_at(12)", r"9 P \+ 3 D\s+96.*ms\s+([\d.]+) ms\s+([\d.]+) ms\s+\d+%", lambda v: f"约 {round(float(v))} ms"),
+    (CH02, "rows = fleet.compare_at(12)", r"9 P \+ 3 D .* (\d+)% / 100%$", "prefill 池忙到 {}%"),
+    (CH02, "rows = fleet.compare_at(12)", r"9 P \+ 3 D\s+96\s+[\d.]+%\s+\w+\s+(\d+) ms", lambda v: f"{float(v) / 1e3:.1f} s 左右"),
+    (CH02, "rows = fleet.compare_at(12)", r"12 colocated\s+96\s+[\d.]+%\s+\w+\s+\d+ ms\s+([\d.]+) ms", "P99 TPOT {} ms"),
+    (CH02, "rows = fleet.compare_at(12)", r"12 colocated\s+.*ms\s+([\d.]+) ms\s+\d+%$", lambda v: f"P99 ITL 约 {round(float(v), -1):.0f} ms"),
+    (CH02, "rows = fleet.compare_at(12)", r"9 P \+ 3 D\s+96.*ms\s+([\d.]+) ms\s+([\d.]+) ms\s+\d+%", lambda v: f"约 {round(float(v))} ms"),
+    # 02: the 11 P + 1 D row's TPOT against its ITL, and the busy column
+    (CH02, "rows = fleet.compare_at(12)", r"11 P \+ 1 D\s+96\s+[\d.]+%\s+\w+\s+\d+ ms\s+([\d.]+) ms", "P99 TPOT {} ms，P99 ITL"),
+    (CH02, "rows = fleet.compare_at(12)", r"11 P \+ 1 D\s+96.*ms\s+([\d.]+) ms\s+\d+% /", "P99 ITL 却只有 {} ms"),
+    (CH02, "rows = fleet.compare_at(12)", r"11 P \+ 1 D .* (\d+)% / 100%$", "prefill 池的 {}% 和"),
+    (CH02, "rows = fleet.compare_at(12)", r"10 P \+ 2 D .* (\d+)% / 100%$", "和 {}% 也不说明"),
+    (CH02, "fleet.format_pd_waits(rows)", r"^11 P \+ 1 D\s+(\d+) s", "11 P + 1 D 要到 {} s"),
+    (CH02, "fleet.format_pd_waits(rows)", r"^10 P \+ 2 D\s+(\d+) s", "10 P + 2 D 要到 {} s"),
+    (CH02, "fleet.format_pd_waits(rows)", r"^11 P \+ 1 D\s+\d+ s\s+([\d.]+) s", "中位数要等 {} s"),
+    (CH02, "fleet.format_pd_waits(rows)", r"^11 P \+ 1 D\s+\d+ s\s+[\d.]+ s\s+([\d.]+) s", "慢的要 {} s"),
+    (CH02, "fleet.format_pd_waits(rows)", r"^11 P \+ 1 D\s+\d+ s\s+[\d.]+ s\s+[\d.]+ s\s+([\d.]+) ms", "TPOT 也就是 {} ms"),
+    (CH02, "fleet.format_pd_waits(rows)", r"^11 P \+ 1 D.*ms\s+([\d.]+) ms\s+[\d.]+ ms$", "P99 TPOT 到了 {} ms"),
+    (CH02, "explain.busy_fraction", r"busy (\d+)% of the time", "GPU 仍有 {}% 的时间在忙"),
+    # 02: spares for 99.9%
+    (CH02, "reliability.format_spare_rows", r"^\s+99.0%\s+([\d.]+)%", "只有 {}%"),
+    (CH02, "reliability.format_spare_rows", r"^\s+99.0%\s+[\d.]+%\s+(\d+)", "多备 {} 台"),
+    (CH02, "reliability.format_spare_rows", r"^\s+99.0%\s+[\d.]+%\s+\d+\s+([\d.]+)%", "就到 {}%"),
+    (CH02, "reliability.format_spare_rows", r"^\s+95.0%\s+[\d.]+%\s+(\d+)", "95% 时要备 {} 台"),
+    (CH02, "reliability.format_spare_rows", r"each up 95%: capacity short ([\d.]+) min", "每月容量不足约 {} 分钟"),
     (CH02, "fleet.compare_routers(4)", r"least_requests\s+4\s+(\d+)%", "只有 {}% 的 token 命中"),
     (CH02, "fleet.compare_routers(4)", r"prefix_aware\s+4\s+(\d+)%", "命中 {}%"),
     (CH02, "fleet.compare_routers(4)", r"least_requests\s+4\s+\d+%\s+([\d.]+)%", "只有 {}% 的请求达标"),
@@ -112,3 +156,27 @@ def test_pd_needs_one_instance_more_and_costs_twenty_dollars_more():
 
 def test_the_old_crossover_is_gone():
     assert "118" not in prose(CH01)
+
+
+def test_the_stale_figures_are_gone():
+    ch02 = prose(CH02)
+    for stale in ("97%～100%", "0.27 req/s", "16.75", "16.7 req/s", "五分之一", "也有 97%"):
+        assert stale not in ch02, stale
+    assert "每次压测 1500 个请求，精确到 0.1%" not in ch02
+    assert "按它的算力上限等比例缩放" not in prose(CH01)
+
+
+def test_the_command_shown_is_the_one_with_the_chapters_factors():
+    out = stdout_of(CH02, "fleet.size_chapter_fleet()")
+    command = out.splitlines()[0]
+    assert command.startswith("python -m sim fleet --model llama-3-70b --gpu h100-sxm --tp 8 --dtype fp8")
+    for flag in ("--mfu 0.4", "--step-overhead 0.0015", "--bandwidth-util 1.0", "--router least_requests",
+                 "--duration 120", "--gpu-hour-usd 2.5"):
+        assert flag in command, flag
+
+
+def test_the_handbooks_three_lines_and_the_steady_answer_both_show():
+    out = stdout_of(CH02, 'for search in ("chapter", "auto")')
+    assert "search='chapter' 16.76 req/s per instance: 12 instances, 16 with 30% headroom (128 H100), $320/h, $0.89" in out
+    text = prose(CH02)
+    assert "单实例约 16.8 req/s，200 QPS 要 12 个实例" in text        # the handbook's, where its script runs

@@ -63,3 +63,34 @@ def test_practice_lists_follow_the_catalog(chapter, must):
 
 def test_practice_list_for_a_chapter_without_problems():
     assert "no practice problems" in practice_links.practice_list("99")
+
+
+def test_the_pd_wait_explains_tpot_against_itl(short_load):
+    (_, one) = fleet.compare_at(12, decode=(1,), load=short_load)
+    # the single decode instance is the queue: requests wait seconds for a slot after the first token
+    assert one.first_gap_p99 > 1.0 and one.first_gap_p50 > 0.1
+    # once decoding, a step of <= 512 decoders: TPOT is the p99 ITL, far under the p99 TPOT
+    assert one.decode_tpot_p99 < fleet.TPOT_SLO < one.tpot_p99
+    assert one.decode_tpot_p99 == pytest.approx(one.itl_p99, rel=0.05)
+    assert one.end_s > 20.0                      # the backlog drains after the arrivals stop
+    text = fleet.format_pd_waits([one])
+    assert "11 P + 1 D" in text and "first gap" in text
+
+
+def test_the_command_line_sizes_the_chapters_service_alike(capsys):
+    """CLI_ARGS give `python -m sim fleet` the chapter's factors: same counts, GPUs and costs (a
+    shorter load on both sides to keep the test short; the preset's 70.55e9 parameters against
+    the chapter's 70.6e9 move only the latencies)."""
+    import re
+    from sim import cli
+
+    args = list(fleet.CLI_ARGS)
+    args[args.index("--duration") + 1] = "30"
+    assert cli.main(args) == 0
+    out = capsys.readouterr().out
+    ours = str(fleet.size_chapter_fleet(duration_s=30.0))
+    pick = lambda text: (re.search(r"one instance within the SLOs: ([\d.]+)", text).group(1),
+                         re.findall(r"(\d+ instances, \d+ GPUs, \$\d+/h)", text),
+                         re.search(r"cheapest\s+(\w+)", text).group(1))
+    assert pick(out) == pick(ours)
+    assert fleet.cli_command().startswith("python -m sim fleet --model llama-3-70b --gpu h100-sxm --tp 8")

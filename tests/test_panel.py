@@ -259,6 +259,49 @@ def test_rate_panel_takes_the_instance_choice():
     assert p.dist is not None or "无法部署" in p.table.value
 
 
+def test_rate_panel_gpu_choice_keeps_the_rate_and_shows_the_change():
+    """Moving the GPU dropdown once changed nothing visible: the rate was rescaled with the instance's
+    compute ceiling, so every instance sat at the same share of its ceiling and the curves barely
+    moved (H100 -> H200: the same FLOP/s, so the same rates and TTFT). The rate now stays put."""
+    p = panel.rate_panel(background=False)
+    h100 = p.dist
+    assert "移动" in p.changed.value
+    labels = [ln["label"] for plot in p.figure.plots for ln in plot["lines"]]
+    assert "TPOT CDF (before)" not in labels                                 # nothing before the first run
+    p.choices["gpu"].value = "h200"
+    h200 = p.dist
+    assert p.slider.value == 10 and h200.rate == h100.rate == 10            # the same traffic
+    assert h200.stats["tpot_p99"] < h100.stats["tpot_p99"]                   # more bandwidth: shorter decode steps
+    x_before, _ = plots.line_data(p.figure, "TPOT CDF (before)")
+    x_now, _ = plots.line_data(p.figure, "TPOT CDF")
+    assert np.array_equal(x_before, np.sort(h100.tpot)[np.unique(np.linspace(0, len(h100.tpot) - 1, 400).astype(int))] * 1e3)
+    assert not np.array_equal(x_before, x_now)
+    assert "GPU" in p.changed.value and "同样 10 req/s" in p.changed.value and "P99 TPOT" in p.changed.value
+    assert "H200" in p.chart.value and "算力上限" in p.table.value
+    p.choices["gpu"].value = "b200"                                         # about twice the FLOP/s
+    b200 = p.dist
+    assert b200.rate == 10 and b200.compute_ceiling > 1.8 * h100.compute_ceiling
+    assert b200.load < 0.6 * h100.load and b200.stats["ttft_p99"] < h100.stats["ttft_p99"]
+    assert 10 in p.slider.options and max(p.slider.options) > max(panel.RATE_OPTIONS)   # the B200's range
+    p.choices["gpu"].value = "h100-sxm"
+    assert p.slider.options == panel.RATE_OPTIONS and p.dist is h100        # back where it started
+
+
+def test_rate_options_keep_the_shown_rate():
+    b200 = panel.Hardware(gpu="b200")
+    scaled = panel.rate_options(b200)
+    assert 10 not in scaled and 10 in panel.rate_options(b200, keep=10)
+    assert list(panel.rate_options(b200, keep=10)) == sorted(panel.rate_options(b200, keep=10))
+    assert panel.rate_options(keep=16) == panel.RATE_OPTIONS
+
+
+def test_rate_changed_line():
+    a, b = panel.distribution(10), panel.distribution(18)
+    line = panel.rate_changed(a, b, "rate")
+    assert line.startswith("到达速率：10 → 18 req/s") and "17.9 req/s" in line and "100.0% →" in line
+    assert "移动" in panel.rate_changed(None, a)
+
+
 def test_distribution_stats_match_summarize():
     from sim import summarize
     d = panel.distribution(16)
