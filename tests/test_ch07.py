@@ -72,6 +72,29 @@ def test_verdict_compares_the_best_of_each_side():
     assert v.winner == "PD"
 
 
+def test_attainment_judges_only_the_slos_given():
+    r = ch07.Run(ttft=np.array([0.5, 0.5, 3.0]), tpot=np.array([0.01, 0.2, np.nan]), e2e=np.array([1.0, 9.0, 3.0]),
+                 itl_p99_s=0.0, transfer_p99_s=None)
+    assert ch07.attainment(r, 1.0, 0.05) == pytest.approx(1 / 3)          # the slow TPOT and the slow TTFT fail
+    assert ch07.attainment(r, 1.0, None) == pytest.approx(2 / 3)          # TPOT unjudged
+    assert ch07.attainment(r, 1.0, None, e2e_slo=5.0) == pytest.approx(1 / 3)
+    assert ch07.attainment(r, 5.0, None, e2e_slo=5.0) == pytest.approx(2 / 3)
+    assert ch07.misses(r, 1.0, 0.05) == (pytest.approx(1 / 3), pytest.approx(1 / 3))
+
+
+def test_run_keeps_each_requests_end_to_end_latency():
+    r = ch07.run("code", "3P1D", 2)
+    direct = run_fleet(ch07.fleet("3P1D"), ch07.load("code", 2))
+    assert np.array_equal(r.e2e, direct.e2e) and np.all(r.e2e >= r.ttft)
+    # with TPOT unjudged the colocated fleet serves the code trace at a rate where TPOT fails it
+    assert ch07.capacity("code", "colocated", 2.0, None) > ch07.capacity("code", "colocated", 2.0, 0.05)
+
+
+def test_links_are_the_published_figures():
+    assert ch07.LINKS["infiniband"][0] == 190.0            # Mooncake Transfer Engine, 8 x 400 Gbps RoCE
+    assert ch07.LINKS["nvlink"][0] == 8 * 900.0            # NVLink 5: 900 GB/s one way per GPU
+
+
 def test_transfer_time_by_hand():
     assert ch07.transfer_ms(1000, "ethernet") == pytest.approx((1000 * 163840 / 12.5e9 + 2e-3) * 1e3)
 
@@ -139,11 +162,17 @@ QUOTED = [
     ("13.4 倍", "13.4x"), ("70,266", "70,266"), ("5,256", "5,256"), ("2.6 倍", "2.6x"),
     ("3P1D 撑到 50 req/s", "3P1D          50"), ("混合部署只有 30", "colocated     30"),
     ("3P1D 是 60", "3P1D          60"), ("混合是 50", "colocated     50"),
-    ("10.9 ms", "10.9 ms"), ("只有 2 req/s", "2P2D          2 "),
+    ("10.9 ms", "10.9 ms"), ("PD 赢（2 对 0）", "PD: 0 vs 3P1D 2"),
     ("只撑 10 req/s，2P2D 撑 40", "PD: 10 vs 2P2D 40"), ("打平（50 对 50）", "tie: 50 vs 3P1D 50"),
     ("60 对 50", "PD: 50 vs 3P1D 60"), ("40 对 10", "PD: 10 vs 2P2D 40"),
-    ("160 KiB", "160 KiB"), ("167 MB", "167 MB"), ("1.4 ms", "1.4 ms"), ("4.0 ms", "4.0 ms"),
-    ("99.5 ms", "99.5 ms"), ("431.5 ms", "431.5 ms"), ("2.7 ms", "2.7 ms"), ("55.9 ms", "55.9 ms"),
+    ("160 KiB", "160 KiB"), ("167 MB", "167 MB"), ("1.9 ms", "1.9 ms"), ("7.4 ms", "7.4 ms"),
+    ("29.3 ms", "29.3 ms"), ("99.5 ms", "99.5 ms"), ("431.5 ms", "431.5 ms"), ("P99 传输是 4.5 ms", "4.5 ms"),
+    ("从 4.5 ms 变成 55.9 ms", "55.9 ms"),
+    # the code trace judged on other SLOs
+    ("超 TPOT 的是 1.7%", "colocated     0.0% / 1.7%"), ("3P1D 有 6.6% 超过 2 s", "3P1D          0.0% / 0.0%                6.6% / 0.0%"),
+    ("混合部署撑到 4 req/s，最好的 PD 配比只有 2", "colocated     0.0% / 1.7%                0.5% / 14.6%               0                    4              2"),
+    ("混合部署撑到 4 req/s，最好的 PD 配比只有 2", "3P1D          0.0% / 0.0%                6.6% / 0.0%                2                    2              2"),
+    ("两边都是 2，打平", "3P1D          0.0% / 0.0%                6.6% / 0.0%                2                    2              2"),
 ]
 
 

@@ -15,9 +15,18 @@ which tensor cores compute.
 
 So INT4 weight-only halves a decode step's weight read against FP8 and quarters it against BF16,
 while its prefill runs at BF16 speed: the low-batch win and the compute-bound loss that chapter 05
-shows. The dequantisation's own cost (a few percent at large batch in Marlin's measurements) is not
-modelled. KV formats: bf16/fp16, fp8 and int8 (1 byte; attention reads them at the 1-byte KV-read
+shows. KV formats: bf16/fp16, fp8 and int8 (1 byte; attention reads them at the 1-byte KV-read
 speed measured for fp8), fp4 (0.5 byte, Blackwell).
+
+What these choices leave out (chapter 05 states each where its figures rely on it):
+- the bytes are the payload's: INT4's FP16 scale per group of 128 adds 0.125 bit per value (~3%;
+  Marlin's ideal speedup over FP16 is 3.87x, not 4x), NVFP4's FP8 scale per 16 values adds 0.5 bit
+  (4.5 bits per value, 12.5% over 0.5 byte);
+- INT4's dequantisation is free: its compute-bound GEMMs run at BF16's measured efficiency, which
+  measured W4A16 kernels do not reach at large batch;
+- INT8 W8A8 has no kernel table of its own on Hopper: it is FP8 by construction;
+- attention precision follows the KV format: fp8 KV on FP8 tensor cores, int8 KV dequantised to
+  BF16, fp4 KV on FP4 tensor cores (NVIDIA's NVFP4 KV cache is dequantised to FP8 instead).
 """
 
 from __future__ import annotations
@@ -27,7 +36,7 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True)
 class Format:
-    bytes: float        # per value, scales included in the rounding (a group scale per 128 values ~ 1%)
+    bytes: float        # per value, the payload only (scales are not counted: see the module docstring)
     compute: str        # the tensor cores the matmul runs on: "bf16", "fp8", "int8" or "fp4"
     table: str          # which kernel-table entry stands for its GEMMs or KV reads
 
