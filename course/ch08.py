@@ -141,24 +141,26 @@ def best_tree(rank_accept, budget: int) -> tuple[float, list[int]]:
     at a position (the same at every depth, so the events at one node's children are disjoint).
     A node is accepted when its whole path is, with the product of its ranks' chances; expected
     accepted length = the sum of the nodes' chances, and the best tree is the ``budget`` nodes with
-    the largest chances (a child never beats its parent, so they form a tree). Greedy on a heap."""
+    the largest chances (a child never beats its parent, nor a sibling of a better rank, so they
+    form a tree). Greedy on a heap; the chances are taken best rank first."""
     q = [float(x) for x in rank_accept]
     if not q or any(not 0 <= x <= 1 for x in q) or sum(q) > 1 + 1e-12:
         raise ValueError(f"rank_accept must be chances in [0, 1] summing to at most 1, got {rank_accept!r}")
+    q.sort(reverse=True)
     if isinstance(budget, bool) or not isinstance(budget, int) or budget < 0:
         raise ValueError(f"budget must be a whole number >= 0, got {budget!r}")
-    heap = [(-q[0], 1, 0)]          # (-chance, depth, rank of this child among its siblings)
+    heap = [(-q[0], 1, 0, 1.0)]     # (-chance, depth, rank among its siblings, its parent's chance)
     total, widths = 0.0, {}
     for _ in range(budget):
         if not heap:
             break
-        neg, depth, rank = heapq.heappop(heap)
+        neg, depth, rank, parent = heapq.heappop(heap)
         p = -neg
         total += p
         widths[depth] = widths.get(depth, 0) + 1
-        heapq.heappush(heap, (-p * q[0], depth + 1, 0))                 # its first child
-        if rank + 1 < len(q):                                            # its next sibling
-            heapq.heappush(heap, (-p / q[rank] * q[rank + 1], depth, rank + 1))
+        heapq.heappush(heap, (-p * q[0], depth + 1, 0, p))                     # its best child
+        if rank + 1 < len(q):                                                    # its next sibling
+            heapq.heappush(heap, (-parent * q[rank + 1], depth, rank + 1, parent))
     return total, [widths[d] for d in sorted(widths)]
 
 
