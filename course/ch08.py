@@ -21,7 +21,7 @@ from functools import lru_cache
 import numpy as np
 
 from course import plots
-from course.ch04 import SPEC_INPUT, SPEC_OUTPUT, closed_loop_run, spec_setup, spec_vs_load, table  # noqa: F401
+from course.ch04 import SPEC_INPUT, SPEC_OUTPUT, spec_vs_load, table  # noqa: F401  (spec_vs_load, table: the notebook's)
 from sim import Setup, presets, run, summarize
 from sim.fleet import load as fleet_load
 from sim.speculative import Speculative
