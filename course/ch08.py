@@ -339,8 +339,11 @@ def poisson_point(setup: Setup, rate: float) -> dict:
     TPOT mean and p99, TTFT p99, goodput (req/s within TTFT_SLO and TPOT_SLO) and SLO attainment."""
     from sim import workload
     w = workload.poisson(rate, panel_requests(rate), SPEC_INPUT, SPEC_OUTPUT)
-    s = summarize(run(setup, w), TTFT_SLO, TPOT_SLO)
-    return {k: s[k] for k in ("tpot_mean", "tpot_p99", "ttft_p99", "goodput", "slo_ok")}
+    r = run(setup, w)
+    s = summarize(r, TTFT_SLO, TPOT_SLO)
+    out = {k: s[k] for k in ("tpot_mean", "tpot_p99", "ttft_p99", "goodput", "slo_ok")}
+    out["running"] = float(np.sum(r.steps.decoders * r.steps.duration) / np.sum(r.steps.duration))
+    return out
 
 
 def panel_answer(base: Setup, k: int, alpha: float, draft_cost: float, rate: float) -> dict:
@@ -357,24 +360,28 @@ def panel_rows(a: dict, rate: float) -> list[tuple[str, str]]:
         ("低负载加速比（公式）", f"{spec.speedup():.2f}x（这个 alpha 与草稿开销下最好的 k = {k}，{s:.2f}x）"),
         (f"{rate:g} req/s：平均 TPOT 关 / 开", f"{off['tpot_mean'] * 1e3:.1f} ms / {on['tpot_mean'] * 1e3:.1f} ms"),
         (f"{rate:g} req/s：P99 TPOT 关 / 开", f"{off['tpot_p99'] * 1e3:.1f} ms / {on['tpot_p99'] * 1e3:.1f} ms"),
+        (f"{rate:g} req/s：运行中的请求（每步平均）关 / 开", f"{off['running']:.0f} / {on['running']:.0f}"),
         (f"{rate:g} req/s：goodput 关 / 开", f"{off['goodput']:.1f} / {on['goodput']:.1f} req/s"
                                              f"（达标 {off['slo_ok']:.0%} / {on['slo_ok']:.0%}）"),
     ]
 
 
-def panel_chart(base: Setup, spec: Speculative, rate: float) -> plots.Chart:
-    """Step-level speedup against decode batch for this draft (arithmetic: instant) and 1x."""
+def panel_chart(base: Setup, spec: Speculative, running: float) -> plots.Chart:
+    """Step-level speedup against decode batch for this draft (arithmetic: instant), 1x, and the
+    simulated load's running requests with speculation on (where on the curve the load sits)."""
     batches = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512]
     c = plots.Chart(1, width=560, height=240, title=f"k={spec.k}, alpha={spec.alpha:g}, draft cost={spec.draft_cost:g}")
     c.add(0, "step-level speedup", batches, [step_speedup(base, spec, b) for b in batches], color="#1f77b4")
     c.hline(0, "1x", 1.0, color="#d62728")
+    c.vline(0, "running requests at this load (on)", max(1.0, running), color="#7f7f7f")
     c.axes(0, logx=True, xlabel="decode batch (log)", ylabel="TPOT speedup")
     return c
 
 
 class SpecLoadPanel:
     """k, alpha, draft cost and Poisson load (req/s) -> TPOT and goodput with speculation off and
-    on, simulated and cached; the chart is the step-level speedup against batch (arithmetic)."""
+    on, simulated and cached; the chart is the step-level speedup against batch (arithmetic) with
+    the load's running requests marked. Each move answers in the caller (no worker thread)."""
 
     def __init__(self, base: Setup, **values):
         import ipywidgets as w
@@ -402,7 +409,7 @@ class SpecLoadPanel:
         self.table.value = "<table>" + "".join(
             f"<tr><td style='padding:2px 12px 2px 0'>{html.escape(a)}</td><td><b>{html.escape(b)}</b></td></tr>"
             for a, b in self.rows) + "</table>"
-        self.figure = panel_chart(self.base, self.answer["spec"], v["rate"])
+        self.figure = panel_chart(self.base, self.answer["spec"], self.answer["on"]["running"])
         self.chart.value = self.figure.svg()
         self.last_update_s = time.perf_counter() - start
 

@@ -232,11 +232,13 @@ def test_panel_answers_from_cached_runs_and_moves_with_its_controls(base):
     assert a["off"] == ch08.poisson_point(base, 10)
     assert a["on"] == ch08.poisson_point(dataclasses.replace(base, speculative=Speculative(4, 0.8, 0.05)), 10)
     assert "goodput" in p.table.value and "</svg>" in p.chart.value
-    assert set(p.figure.labels()) == {"step-level speedup", "1x"}
+    assert set(p.figure.labels()) == {"step-level speedup", "1x", "running requests at this load (on)"}
+    assert p.figure.line_data("running requests at this load (on)")[0][0] == max(1.0, a["on"]["running"])
     p.controls["rate"].value = 30
     p.controls["k"].value = 8
     on, off = p.answer["on"], p.answer["off"]
     assert on["tpot_mean"] > off["tpot_mean"]          # k = 8 at 30 req/s: past its crossover
+    assert ch08.step_speedup(base, p.answer["spec"], round(on["running"])) < 1
     p.controls["k"].value = 4
     assert p.answer["on"]["tpot_mean"] < off["tpot_mean"]
     assert ch08.panel_requests(2) == 150 and ch08.panel_requests(30) == 600
