@@ -1,11 +1,20 @@
 """Fleet speed: the chapter's 200 QPS (2000 in / 500 out) for one hour on 16 colocated instances
-behind least_requests, the same requests on a PD fleet, and the colocated fleet's time against the
-sum of the same requests' single-instance runs.
+behind least_requests, power_of_two and round_robin, the same requests on a PD fleet, and each
+colocated fleet's time against the same requests run as 16 independent single-instance runs (the
+requests each instance got, replayed through ``sim.run``), measured in this run.
 
     python benchmarks/bench_fleet.py              # one hour: 720,000 requests
     python benchmarks/bench_fleet.py --minutes 5  # shorter
 
-Target (issue 11): <= 60 s and < 2 GB on one core for the colocated hour. Run on one core.
+The fleet advances an instance only when a routing decision reads its state (sim/fleet/worker.py):
+round_robin reads none (the fleet's cost is its per-arrival routing), power_of_two reads two
+instances per arrival, least_requests all sixteen. Reading an instance at an arrival costs an
+``Instance.advance`` call whenever one of its steps ended since the last read (about one call per
+step: 200 arrivals/s against ~60 steps/s per instance), and that call's fixed cost dominates; an
+engine hook that lets compiled code advance instances between routing decisions would remove it
+(issue 17, item 7). Times are the process's CPU seconds (``time.process_time``: the runs are
+single-threaded, so on an idle machine they equal the wall time, and on a shared one they do not
+count the time other processes took).
 """
 
 from __future__ import annotations
@@ -25,6 +34,19 @@ from sim.fleet import Fleet, run_fleet, summarize_fleet  # noqa: E402
 from sim.workload import Workload  # noqa: E402
 
 
+def independent_runs(setup, result, instances: int) -> tuple[float, bool]:
+    """Seconds to run each instance's requests alone through the single-instance engine, and
+    whether every per-request finish equals the fleet's."""
+    t0 = time.process_time()
+    same = True
+    for i in range(instances):
+        mine = np.flatnonzero(result.instance == i)
+        w = Workload("replay", tuple(result.arrival[mine].tolist()), tuple(result.input_len[mine].tolist()),
+                     tuple(result.output_len[mine].tolist()))
+        same &= bool(np.array_equal(run(setup, w).finish, result.finish[mine]))
+    return time.process_time() - t0, same
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--minutes", type=float, default=60.0)
@@ -34,43 +56,36 @@ def main() -> None:
     setup = presets.instance("llama-3-70b", "h100-sxm", tp=8, weight_dtype="fp8", kv_dtype="fp8",
                              mfu=0.4, step_overhead=1.5e-3, bandwidth_util=1.0)
     n = int(200 * 60 * args.minutes)
-    t0 = time.perf_counter()
+    t0 = time.process_time()
     load = workload.poisson(200, n, 2000, 500)
+    run(setup, workload.poisson(200, 100, 2000, 500))          # the engine's first use (numba load) apart
     print(f"{n:,} requests at 200 req/s ({args.minutes:g} min), 2000 in / 500 out; workload built in "
-          f"{time.perf_counter() - t0:.1f} s")
+          f"{time.process_time() - t0:.1f} s")
 
-    t0 = time.perf_counter()
-    co = run_fleet(Fleet.of(setup, 16, router="least_requests", gpus_per_instance=8), load)
-    t_co = time.perf_counter() - t0
-    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    s = summarize_fleet(co, 2.0, 0.05)
-    print(f"colocated 16 x TP8, least_requests: {t_co:.1f} s, peak memory {rss:,.0f} MB; "
-          f"p99 TTFT {s['ttft_p99'] * 1e3:.0f} ms, p99 TPOT {s['tpot_p99'] * 1e3:.1f} ms, "
-          f"slo_ok {s['slo_ok']:.4f}, imbalance {s['colocated_imbalance']:.3f}, "
-          f"utilisation {s['colocated_utilisation']:.2f}, ${s['cost_usd']:,.0f}")
+    for router in ("least_requests", "power_of_two", "round_robin"):
+        t0 = time.process_time()
+        co = run_fleet(Fleet.of(setup, 16, router=router, gpus_per_instance=8), load)
+        t_co = time.process_time() - t0
+        rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        memory = f", peak memory {rss:,.0f} MB" if router == "least_requests" else ""   # (a high-water mark)
+        s = summarize_fleet(co, 2.0, 0.05)
+        t_single, same = independent_runs(setup, co, 16)
+        del co
+        print(f"colocated 16 x TP8, {router}: {t_co:.1f} s{memory}; "
+              f"p99 TTFT {s['ttft_p99'] * 1e3:.0f} ms, p99 TPOT {s['tpot_p99'] * 1e3:.1f} ms, "
+              f"slo_ok {s['slo_ok']:.4f}, imbalance {s['colocated_imbalance']:.3f}, ${s['cost_usd']:,.0f}\n"
+              f"    the same requests as 16 independent single-instance runs: {t_single:.2f} s "
+              f"(fleet / independent = {t_co / t_single:.1f}x); identical per-request times: {same}")
 
-    t0 = time.perf_counter()
+    t0 = time.process_time()
     pd = run_fleet(Fleet.pd(setup, args.prefill, setup, args.decode, router="least_requests",
                             gpus_per_instance=8), load)
-    t_pd = time.perf_counter() - t0
+    t_pd = time.process_time() - t0
     s = summarize_fleet(pd, 2.0, 0.05)
     print(f"PD {args.prefill} prefill + {args.decode} decode: {t_pd:.1f} s; p99 TTFT {s['ttft_p99'] * 1e3:.0f} ms, "
           f"p99 TPOT {s['tpot_p99'] * 1e3:.1f} ms, slo_ok {s['slo_ok']:.4f}, utilisation prefill "
           f"{s['prefill_utilisation']:.2f} / decode {s['decode_utilisation']:.2f}, transfer p99 "
           f"{s['transfer_p99'] * 1e3:.2f} ms, ${s['cost_usd']:,.0f}")
-
-    # The same requests, instance by instance, through the single-instance engine.
-    t0 = time.perf_counter()
-    same = True
-    for i in range(16):
-        mine = np.flatnonzero(co.instance == i)
-        w = Workload("replay", tuple(co.arrival[mine].tolist()), tuple(co.input_len[mine].tolist()),
-                     tuple(co.output_len[mine].tolist()))
-        one = run(setup, w)
-        same &= bool(np.array_equal(one.finish, co.finish[mine]))
-    t_single = time.perf_counter() - t0
-    print(f"the same requests, 16 single-instance runs: {t_single:.1f} s in all (fleet / sum = "
-          f"{t_co / t_single:.2f}); identical per-request times: {same}")
 
 
 if __name__ == "__main__":

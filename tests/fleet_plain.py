@@ -42,6 +42,9 @@ clamped, new instances start cold (ready after weight_bytes / source bandwidth +
 starting ones are cancelled (newest first) and then up ones drained (fewest outstanding first,
 ties to the highest id).
 
+Several colocated pools (``Fleet.pools``): the router's ``select_pool`` names the pool, and its
+routable instances are the candidates.
+
 Router completion hooks (``on_request_complete``) are not modelled here.
 """
 
@@ -216,7 +219,7 @@ class PlainFleetRun:
         n = self.n = len(self.arrival)
         self.sessions = list(range(n)) if sessions is None else [int(s) for s in sessions]
         self.router: Router = make_router(fleet.router, fleet.seed)
-        assert type(self.router).on_request_complete is Router.on_request_complete, "hooks not modelled"
+        assert not self.router.has_completion_hook, "hooks not modelled"
         self.now = 0.0
         self.events: list[tuple] = []     # (time, kind, seq, payload)
         self.seq = 0
@@ -233,7 +236,7 @@ class PlainFleetRun:
         if fleet.disaggregated:
             pools = [("prefill", fleet.prefill), ("decode", fleet.decode)]
         else:
-            pools = [("colocated", fleet.colocated)]
+            pools = [("colocated", fleet.colocated)] + list(fleet.pools)
         for name, pool in pools:
             for _ in range(pool.instances):
                 self.workers.append(PlainWorker(self, len(self.workers), name, pool.setup, "up", 0.0))
@@ -332,7 +335,8 @@ class PlainFleetRun:
                 self.pending[g] = dw.id
                 dw.in_transit.append(g)
             return
-        ups = self.routable("colocated")
+        names = ("colocated",) + tuple(name for name, _ in self.fleet.pools)
+        ups = self.routable(self.router.select_pool(self.request(g), names))
         if not ups:
             self.error[g] = "no_instance"
             return

@@ -131,9 +131,77 @@ def test_a_learner_router_and_the_completion_hook():
 
 def test_registry_names():
     assert set(ROUTERS) == {"round_robin", "random", "least_requests", "least_kv", "power_of_two",
-                            "session_affinity", "prefix_aware"}
+                            "session_affinity", "prefix_aware", "by_length"}
 
 
 def test_unknown_router_names_the_field():
     with pytest.raises(ValueError, match="router must be one of"):
         Fleet.of(tiny_setup(), 2, router="fastest")
+
+
+# --- a routing rule on request attributes: a separate pool for long prompts -------------------------
+
+def long_pool_fleet(router=None, **options):
+    """Main pool: one tiny instance (budget 4); pool "long": one with budget 8."""
+    from sim.fleet import Pool
+    router = router if router is not None else ROUTERS["by_length"](threshold=3, inner="round_robin")
+    return Fleet.of(tiny_setup(), 1, router=router, pools={"long": Pool(tiny_setup(budget=8), 1)}, **options)
+
+
+def test_by_length_sends_long_prompts_to_their_pool():
+    # r0 (2, 2) at 0 -> main (i0); r1 (6, 2) at 0 -> long (i1); r2 (4, 2) at 1 -> long; r3 (3, 2) at 1
+    # -> main (3 is not above 3).
+    # i0, budget 4: 0 -> 2 r0's prompt (first token 2); at 2 r0 decodes + r3's prompt (4 tokens, 4
+    # ticks) -> 6: r0 done, r3's first token; 6 -> 8 r3 done.
+    # i1, budget 8: 0 -> 6 r1's prompt (6 ticks); at 6 r1 decodes + r2's prompt (5 tokens) -> 11: r1
+    # done, r2's first token; 11 -> 13 r2 done.
+    w = Workload("test", (0.0, 0.0, TICK, TICK), (2, 6, 4, 3), (2, 2, 2, 2))
+    res = run_fleet(long_pool_fleet(), w)
+    assert routes(res) == [(0, 0, 0), (0, 1, 1), (1, 2, 1), (1, 3, 0)]
+    assert ticks(res.first_token) == [2, 6, 11, 6]
+    assert ticks(res.finish) == [6, 11, 13, 8]
+    assert [(r.id, r.pool) for r in res.workers] == [(0, "colocated"), (1, "long")]
+    # one shared pool of the same two instances (round robin): r3 lands behind r1's long prompt
+    shared = run_fleet(Fleet.of(tiny_setup(), 2, router="round_robin"), w)
+    assert shared.instance.tolist() == [0, 1, 0, 1]
+    assert ticks(shared.first_token)[3] > ticks(res.first_token)[3]
+
+
+def test_a_rule_on_any_request_attribute():
+    from sim.fleet import PoolRule, RuleRouter
+    # output_len above 2 goes to "long": r1 (2, 3) -> i1, the rest -> i0
+    router = RuleRouter(rules=[PoolRule("long", "output_len", 2)], inner="least_requests")
+    res = run_fleet(long_pool_fleet(router), Workload("test", (0.0, 0.0, TICK), (2, 2, 2), (2, 3, 1)))
+    assert res.instance.tolist() == [0, 1, 0]
+    with pytest.raises(ValueError, match="field must be one of"):
+        RuleRouter(rules=[PoolRule("long", "colour", 2)])
+
+
+def test_lengths_are_checked_against_the_pool_a_request_goes_to():
+    from sim.fleet import Pool
+    big = Pool(tiny_setup(budget=8, cap=5000), 1)
+    w = Workload("test", (0.0, TICK), (2, 2000), (2, 2))      # 2002 tokens do not fit the main pool's 1000
+    with pytest.raises(ValueError, match="pool 'colocated': request 1: input_len"):
+        run_fleet(Fleet.of(tiny_setup(), 1, router="by_length", pools={"long": big}), w)   # 2000 <= 32K
+    res = run_fleet(Fleet.of(tiny_setup(), 1, router=ROUTERS["by_length"](threshold=1000), pools={"long": big}), w)
+    assert res.instance.tolist() == [0, 1] and not res.failed.any()
+    with pytest.raises(ValueError, match="kv_capacity_tokens"):
+        run_fleet(Fleet.of(tiny_setup(), 1, router="round_robin", pools={"long": big}), w)
+
+
+def test_a_rule_naming_a_missing_pool_is_refused_before_the_run():
+    w = Workload("test", (0.0,), (40000,), (2,))
+    with pytest.raises(ValueError, match="to pool 'long', but the fleet's pools are"):
+        run_fleet(Fleet.of(tiny_setup(cap=50000), 1, router="by_length"), w)
+
+
+def test_bad_pools_name_the_field():
+    from sim.fleet import Autoscaler, Pool
+    with pytest.raises(ValueError, match="pools"):
+        Fleet.of(tiny_setup(), 1, pools={"colocated": Pool(tiny_setup(), 1)})
+    with pytest.raises(ValueError, match="pools"):
+        Fleet.of(tiny_setup(), 1, pools={"long": tiny_setup()})
+    with pytest.raises(ValueError, match="pools"):
+        Fleet.pd(tiny_setup(), 1, tiny_setup(), 1, pools={"long": Pool(tiny_setup(), 1)})
+    with pytest.raises(ValueError, match="autoscaler"):
+        Fleet.of(tiny_setup(), 1, pools={"long": Pool(tiny_setup(), 1)}, autoscaler=Autoscaler())

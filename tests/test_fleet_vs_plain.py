@@ -14,7 +14,32 @@ from sim.fleet import ROUTERS, Autoscaler, Failures, Fleet, run_fleet
 from sim.workload import Workload
 from test_engine_vs_reference import setups
 
-pytestmark = pytest.mark.usefixtures("engine_path")     # compiled and pure-Python engine (conftest.py)
+pytestmark = pytest.mark.usefixtures("engine_path", "quiet_hook")   # both engine paths (conftest.py)
+
+
+@pytest.fixture(scope="module", params=["engine", "quiet_until prototype"])
+def quiet_hook(request):
+    """Each test twice: with the engine as it is, and with the fleet skipping advances through the
+    ``Instance.quiet_until`` hook (the engine's own, or the prototype in fleet_quiet.py)."""
+    from sim.fleet import worker
+    if request.param == "engine":
+        saved = worker._QUIET
+        worker._QUIET = False
+        yield request.param
+        worker._QUIET = saved
+        return
+    from sim.engine import Instance
+    if hasattr(Instance, "quiet_until"):
+        yield "the engine's quiet_until"
+        return
+    import fleet_quiet
+    if not fleet_quiet.prototype_available():
+        pytest.skip("the engine has neither quiet_until nor the private state the prototype reads")
+    Instance.quiet_until = fleet_quiet.quiet_until
+    worker._QUIET = True
+    yield request.param
+    del Instance.quiet_until
+    worker._QUIET = False
 
 
 def examples(n):
@@ -137,3 +162,46 @@ def test_autoscaled_fleets_equal_the_plain_fleet(sw, router, seed, data):
     res, ref = assert_same(fleet, w)
     assert [(r.state, r.ready_s) for r in res.workers] == [(p.state if p.state != "draining" else "removed", p.ready_s)
                                                            for p in ref.workers]
+
+
+@examples(80)
+@given(sw=setup_and_workload(), k=st.integers(1, 3), k_long=st.integers(1, 2), threshold=st.integers(0, 30),
+       inner=st.sampled_from(sorted(set(ROUTERS) - {"by_length"})), seed=st.integers(0, 9), data=st.data())
+def test_a_long_prompt_pool_equals_the_plain_fleet(sw, k, k_long, threshold, inner, seed, data):
+    from sim.fleet import Pool
+    from sim.fleet.routers import ByLength
+    setup, w = sw
+    long_setup = data.draw(tick_setups() if setup.params == 0.5 else setups(60))
+    f = data.draw(st.one_of(st.none(), failures(k + k_long, w.arrival)))
+    fleet = Fleet.of(setup, k, router=ByLength(threshold=threshold, inner=inner), seed=seed,
+                     pools={"long": Pool(long_setup, k_long)}, failures=f)
+    res, _ = assert_same(fleet, w)
+    pools = np.array([r.pool for r in res.workers])
+    served = res.instance >= 0
+    long_ones = np.asarray(w.input_len) > threshold
+    assert (pools[res.instance[served]] == np.where(long_ones[served], "long", "colocated")).all()
+
+
+def test_busy_fleets_equal_the_plain_fleet(chapter_like, quiet_hook, monkeypatch):
+    """Hundreds of requests on instances that decode for many steps between finishes: with the
+    quiet_until hook most reads skip their advance (counted here), and nothing changes."""
+    from sim import workload
+    from sim.engine import Instance
+    from sim.fleet import worker
+    w = workload.poisson(60, 400, 300, 100, seed=2)
+    calls = {True: 0, False: 0}
+    advance = Instance.advance
+
+    def counted(self, until=float("inf")):
+        calls[worker._QUIET] += 1
+        return advance(self, until)
+    monkeypatch.setattr(Instance, "advance", counted)
+    hooked = worker._QUIET
+    for router in ("least_requests", "least_kv", "power_of_two", "by_length"):
+        assert_same(Fleet.of(chapter_like, 4, router=router), w)
+        if hooked:
+            monkeypatch.setattr(worker, "_QUIET", False)
+            run_fleet(Fleet.of(chapter_like, 4, router=router), w)
+            monkeypatch.setattr(worker, "_QUIET", True)
+    if hooked:
+        assert calls[True] < 0.7 * calls[False]

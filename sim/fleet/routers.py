@@ -6,19 +6,27 @@ what a real gateway can know: ``id``, ``pool``, ``setup``, ``outstanding`` (requ
 not yet answered), ``queue_len``, ``running`` and ``free_kv_tokens`` (as reported by the instance).
 A request shows ``id``, ``arrival``, ``input_len``, ``output_len`` and ``session``.
 
-Two more hooks have defaults:
+Three more hooks have defaults:
 
 - ``select_pair(request, prefill_workers, decode_workers)``: for a disaggregated fleet the gateway
   picks both instances at arrival (as sgl-router's PD mode does); the default asks
   ``select_worker`` once per pool.
+- ``select_pool(request, pool_names)``: for a colocated fleet of several pools, which pool takes
+  the request; it must depend on the request alone (the fleet checks each request's lengths
+  against its pool before the run). The default is the first pool ("colocated").
 - ``on_request_complete(request, worker)``: called when an instance reports a request finished
-  (a cache-aware router updates its view here).
+  (a cache-aware router updates its view here). With it, every worker of the pool is brought up
+  to the decision's instant first, so the router has heard of every finish before it.
 
-Write your own by subclassing ``Router`` (set ``needs_state = False`` if it never reads worker
-state: the fleet then skips bringing every instance up to date at each arrival) and pass the
-object, or register it: ``ROUTERS["mine"] = Mine``. The prefix-cache issue adds a prefix-aware
-router through the same interface: ``prefix_aware`` asks each worker ``cached_prefix_tokens(request)``
-(a gateway's global prefix index would answer the same question).
+Instances are advanced only when a router reads their state (``sim.fleet.worker``): a router that
+reads none (``round_robin``, ``random``, ``session_affinity``) costs no instance any extra step
+boundary, one that reads two (``power_of_two``) advances two. ``needs_state`` says which kind a
+router is (documentation and tests; the fleet does not need it).
+
+Write your own by subclassing ``Router`` and pass the object, or register it:
+``ROUTERS["mine"] = Mine``. ``prefix_aware`` asks each worker ``cached_prefix_tokens(request)``
+(a gateway's global prefix index would answer the same question). ``by_length`` (a ``RuleRouter``)
+sends prompts above a threshold to a pool of their own, the handbook's separate long-context pool.
 """
 
 from __future__ import annotations
@@ -26,7 +34,10 @@ from __future__ import annotations
 import bisect
 import hashlib
 import random
+from operator import attrgetter
 from typing import NamedTuple
+
+_OUTSTANDING, _FREE_KV = attrgetter("outstanding"), attrgetter("free_kv_tokens")   # (cheaper than lambdas)
 
 
 class FleetRequest(NamedTuple):
@@ -44,7 +55,7 @@ class Router:
     """Base class: subclasses implement ``select_worker``."""
 
     name = "router"
-    needs_state = True          # reads outstanding / free KV: instances are brought to the arrival time
+    needs_state = True          # reads worker state (outstanding, free KV, ...); False: reads none
 
     def __init__(self, seed: int = 0):
         self.rng = random.Random(seed)
@@ -55,8 +66,16 @@ class Router:
     def select_pair(self, request: FleetRequest, prefill_workers: list, decode_workers: list):
         return self.select_worker(request, prefill_workers), self.select_worker(request, decode_workers)
 
+    def select_pool(self, request: FleetRequest, pool_names: tuple) -> str:
+        return pool_names[0]
+
     def on_request_complete(self, request: FleetRequest, worker) -> None:
         pass
+
+    @property
+    def has_completion_hook(self) -> bool:
+        """Whether ``on_request_complete`` does anything (the fleet then reports finishes promptly)."""
+        return type(self).on_request_complete is not Router.on_request_complete
 
 
 class RoundRobin(Router):
@@ -92,7 +111,7 @@ class LeastRequests(Router):
     name = "least_requests"
 
     def select_worker(self, request, workers):
-        return min(workers, key=lambda w: w.outstanding)      # min keeps the first of equals
+        return min(workers, key=_OUTSTANDING)      # min keeps the first of equals
 
 
 class LeastKV(Router):
@@ -101,7 +120,7 @@ class LeastKV(Router):
     name = "least_kv"
 
     def select_worker(self, request, workers):
-        return max(workers, key=lambda w: w.free_kv_tokens)   # max keeps the first of equals
+        return max(workers, key=_FREE_KV)          # max keeps the first of equals
 
 
 class PowerOfTwo(Router):
@@ -176,13 +195,70 @@ class PrefixAware(Router):
         return best
 
 
+class PoolRule(NamedTuple):
+    """Requests whose ``field`` (a ``FleetRequest`` attribute) is above ``above`` go to ``pool``."""
+
+    pool: str
+    field: str = "input_len"
+    above: float = 32768
+
+
+class RuleRouter(Router):
+    """A routing rule on request attributes, then a router inside the pool.
+
+    ``rules`` (``PoolRule``s) are tried in order: the first whose field is above its threshold picks
+    the pool; a request no rule matches goes to the fleet's first pool. Inside the pool ``inner``
+    (a name in ``ROUTERS`` or a ``Router``) picks the worker; it keeps its own state, so a
+    round robin turns per pool."""
+
+    name = "by_rule"
+
+    def __init__(self, seed: int = 0, rules=(PoolRule("long"),), inner="least_requests"):
+        super().__init__(seed)
+        self.rules = tuple(PoolRule(*r) if not isinstance(r, PoolRule) else r for r in rules)
+        for r in self.rules:
+            if r.field not in FleetRequest._fields:
+                raise ValueError(f"rules: field must be one of {list(FleetRequest._fields)}, got {r.field!r}")
+        self.inner = make_router(inner, seed)
+        self.needs_state = self.inner.needs_state
+
+    def select_pool(self, request, pool_names):
+        for r in self.rules:
+            if getattr(request, r.field) > r.above:
+                return r.pool
+        return pool_names[0]
+
+    def select_worker(self, request, workers):
+        return self.inner.select_worker(request, workers)
+
+    def select_pair(self, request, prefill_workers, decode_workers):
+        return self.inner.select_pair(request, prefill_workers, decode_workers)
+
+    def on_request_complete(self, request, worker):
+        self.inner.on_request_complete(request, worker)
+
+    @property
+    def has_completion_hook(self) -> bool:
+        return self.inner.has_completion_hook
+
+
+class ByLength(RuleRouter):
+    """Prompts longer than ``threshold`` tokens go to pool ``pool``, the rest to the main pool
+    (the handbook's separate pool for requests above 32K); ``inner`` picks inside each pool."""
+
+    name = "by_length"
+
+    def __init__(self, seed: int = 0, threshold: int = 32768, pool: str = "long", inner="least_requests"):
+        super().__init__(seed, rules=(PoolRule(pool, "input_len", threshold),), inner=inner)
+
+
 def _hash(text: str) -> int:
     return int.from_bytes(hashlib.md5(text.encode()).digest()[:8], "big")
 
 
 ROUTERS: dict[str, type[Router]] = {cls.name: cls for cls in
                                      (RoundRobin, Random, LeastRequests, LeastKV, PowerOfTwo, SessionAffinity,
-                                      PrefixAware)}
+                                      PrefixAware, ByLength)}
 
 
 def make_router(router, seed: int = 0) -> Router:

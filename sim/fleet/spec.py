@@ -78,11 +78,16 @@ class Failures:
 
 @dataclass(frozen=True)
 class Fleet:
-    """A fleet: either one colocated pool (chunked prefill on every instance) or a prefill pool and
-    a decode pool joined by a ``link`` (PD disaggregation). Build one with ``Fleet.colocated`` or
-    ``Fleet.disaggregated``. Instance ids run over the pools in order (prefill first)."""
+    """A fleet: either colocated pools (chunked prefill on every instance) or a prefill pool and a
+    decode pool joined by a ``link`` (PD disaggregation). Build one with ``Fleet.of`` or
+    ``Fleet.pd``. Instance ids run over the pools in order (prefill first; ``colocated`` first).
+
+    ``pools``: more colocated pools, by name (``{"long": Pool(setup, 2)}``), for a router whose
+    ``select_pool`` sends some requests there (``by_length``: prompts above 32K to "long"); the main
+    pool is named "colocated". Every other router sends everything to the main pool."""
 
     colocated: Pool | None = None
+    pools: tuple = ()                # ((name, Pool), ...): more colocated pools (a dict is accepted)
     prefill: Pool | None = None
     decode: Pool | None = None
     router: object = "round_robin"
@@ -103,6 +108,7 @@ class Fleet:
             pool = getattr(self, name)
             if pool is not None and not isinstance(pool, Pool):
                 raise ValueError(f"{name} must be a sim.fleet.Pool, got {type(pool).__name__}")
+        self._check_pools()
         if self.disaggregated:
             if self.link is None:
                 object.__setattr__(self, "link", Link())
@@ -127,22 +133,48 @@ class Fleet:
                 raise ValueError(f"pool instances ({self.colocated.instances}) must be within the autoscaler's "
                                  f"[min_instances, max_instances] = [{a.min_instances}, {a.max_instances}]")
 
+    def _check_pools(self) -> None:
+        pools = self.pools
+        if isinstance(pools, dict):
+            pools = tuple(pools.items())
+        object.__setattr__(self, "pools", tuple(tuple(item) for item in pools))
+        if self.pools and self.colocated is None:
+            raise ValueError("pools: extra pools are colocated pools; a PD fleet has its prefill and decode pools")
+        seen = {"colocated", "prefill", "decode"}
+        for item in self.pools:
+            if len(item) != 2 or not isinstance(item[0], str) or not isinstance(item[1], Pool):
+                raise ValueError(f"pools must map names to sim.fleet.Pool objects, got {item!r}")
+            if item[0] in seen:
+                raise ValueError(f"pools: the name {item[0]!r} is taken (pool names must be unique and not "
+                                 f"'colocated', 'prefill' or 'decode')")
+            seen.add(item[0])
+        if self.pools and self.autoscaler is not None:
+            raise ValueError("autoscaler: only a fleet of one colocated pool autoscales for now")
+
     @property
     def disaggregated(self) -> bool:
         return self.colocated is None
 
     @property
+    def pool_items(self) -> tuple:
+        """((name, Pool), ...) in instance-id order."""
+        if self.colocated is None:
+            return (("prefill", self.prefill), ("decode", self.decode))
+        return (("colocated", self.colocated),) + self.pools
+
+    @property
+    def pool_names(self) -> tuple:
+        return tuple(name for name, _ in self.pool_items)
+
+    @property
     def instances(self) -> int:
         """Instances at the start."""
-        if self.colocated is not None:
-            return self.colocated.instances
-        return self.prefill.instances + self.decode.instances
+        return sum(p.instances for _, p in self.pool_items)
 
     @property
     def gpus(self) -> int:
         """GPUs at the start."""
-        pools = [self.colocated] if self.colocated is not None else [self.prefill, self.decode]
-        return sum(p.instances * p.gpus_per_instance for p in pools)
+        return sum(p.instances * p.gpus_per_instance for _, p in self.pool_items)
 
     @classmethod
     def of(cls, setup: Setup, instances: int, *, router="round_robin", gpus_per_instance: int = 1,
