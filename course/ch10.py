@@ -129,6 +129,7 @@ def prefill_figure(models=("llama-3.1-405b", "llama-3-70b", "deepseek-v3"), leng
     """Prefill seconds against prompt length (log-log), per model on one 8 x H200 node: with
     attention (solid, labelled by model) and matmuls only (dashed, "<model> linear")."""
     from matplotlib.figure import Figure
+    from matplotlib.ticker import FuncFormatter
     fig = Figure(figsize=(7, 3.4))
     fig.subplots_adjust(left=0.1, right=0.98, bottom=0.15, top=0.9)
     ax = fig.subplots()
@@ -141,6 +142,7 @@ def prefill_figure(models=("llama-3.1-405b", "llama-3-70b", "deepseek-v3"), leng
         if lengths[0] <= x <= lengths[-1]:
             ax.axvline(x, color=color, ls=":", alpha=0.6)
     ax.set_xscale("log", base=2)
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v / 1024:g}K"))
     ax.set_yscale("log")
     ax.set_xlabel("prompt length (tokens)")
     ax.set_ylabel("prefill time, one prompt (s)")
@@ -279,6 +281,29 @@ def run_mooncake(instances: int, long_instances: int, speed: float = 1.0) -> Run
 @lru_cache(maxsize=512)
 def run_mix(instances: int, long_instances: int, long_share: float, long_len: int) -> Run:
     return evaluate(fleet(instances, long_instances), mix(long_share, long_len))
+
+
+def ttft_figure(layouts=((4, 0), (4, 1), (6, 0))):
+    """Share of short prompts (up to 32K) whose first token came within t, against t, on the
+    Mooncake window: one line per fleet, labelled by ``layout_name``."""
+    from matplotlib.figure import Figure
+    w = mooncake_load()
+    short = np.asarray(w.input_len) <= LONG
+    fig = Figure(figsize=(7, 3.2))
+    fig.subplots_adjust(left=0.1, right=0.98, bottom=0.16, top=0.9)
+    ax = fig.subplots()
+    for n, k in layouts:
+        ttft = np.sort(run_fleet(fleet(n, k), w).ttft[short])
+        ax.plot(ttft, np.arange(1, len(ttft) + 1) / len(ttft), label=f"{layout_name(n, k)} ({n * GPUS_PER_INSTANCE} GPUs)")
+    ax.axvline(SLO_TTFT_SHORT, color="#888", ls="--", label=f"{SLO_TTFT_SHORT:g} s")
+    ax.set_xscale("log")
+    ax.set_xlabel("TTFT of prompts up to 32K (s)")
+    ax.set_ylabel("share of requests")
+    ax.set_ylim(0, 1.01)
+    ax.grid(alpha=0.3, which="both")
+    ax.legend(fontsize=8, loc="lower right")
+    fig.suptitle("Mooncake conversation trace, minutes 10-15")
+    return fig
 
 
 def layout_name(instances: int, long_instances: int) -> str:

@@ -131,6 +131,14 @@ def test_runs_count_each_class_and_the_split_protects_short_prompts():
     assert split.short.ttft_p99_s < shared.short.ttft_p99_s and split.long.ttft_p99_s > shared.long.ttft_p99_s
 
 
+def test_ttft_figure_plots_the_short_prompts_ttft():
+    fig = ch10.ttft_figure(layouts=((4, 1),))
+    x, y = plots.line_data(fig, "3 + 1 long (32 GPUs)")
+    w = ch10.mooncake_load()
+    short = np.asarray(w.input_len) <= ch10.LONG
+    assert list(x) == sorted(run_fleet(ch10.fleet(4, 1), w).ttft[short]) and y[-1] == 1
+
+
 def test_mix_is_a_long_tail_as_asked():
     w = ch10.mix(0.1, 64_000)
     inp = np.asarray(w.input_len)
