@@ -294,7 +294,8 @@ def ttft_figure(layouts=((4, 0), (4, 1), (6, 0))):
     ax = fig.subplots()
     for n, k in layouts:
         ttft = np.sort(run_fleet(fleet(n, k), w).ttft[short])
-        ax.plot(ttft, np.arange(1, len(ttft) + 1) / len(ttft), label=f"{layout_name(n, k)} ({n * GPUS_PER_INSTANCE} GPUs)")
+        ax.plot(ttft, np.arange(1, len(ttft) + 1) / len(ttft),
+                label=f"{layout_name(n, k)} ({n * GPUS_PER_INSTANCE} GPUs)")
     ax.axvline(SLO_TTFT_SHORT, color="#888", ls="--", label=f"{SLO_TTFT_SHORT:g} s")
     ax.set_xscale("log")
     ax.set_xlabel("TTFT of prompts up to 32K (s)")
