@@ -69,6 +69,7 @@ def request_kv_bytes(model: str, context: int, *, window: int | None = None, loc
                      kv_dtype: str = "fp8") -> float:
     """One request's KV at ``context`` tokens (one copy). With ``window``, a share ``local_share``
     of the layers is sliding-window attention and keeps only the last ``window`` tokens."""
+    _check_context(context)
     if not 0 <= local_share <= 1:
         raise ValueError(f"local_share must be in [0, 1], got {local_share!r}")
     if window is not None and window < 1:
@@ -77,6 +78,11 @@ def request_kv_bytes(model: str, context: int, *, window: int | None = None, loc
     if window is None:
         return float(per * context)
     return per * ((1 - local_share) * context + local_share * min(context, window))
+
+
+def _check_context(context) -> None:
+    if isinstance(context, bool) or not isinstance(context, (int, np.integer)) or context < 1:
+        raise ValueError(f"context must be a whole number of tokens >= 1, got {context!r}")
 
 
 def concurrency(model: str, context: int, **kv) -> int:
@@ -378,6 +384,7 @@ def eviction_kv_bytes(model: str, context: int, policy: str, *, sink: int = 4, w
                       budget: float = 0.2) -> float:
     """One request's KV at ``context`` tokens: "full", "streaming" (``sink`` + ``window`` tokens kept)
     or "h2o" (a share ``budget`` of the tokens kept: heavy hitters plus recent ones)."""
+    _check_context(context)
     per = kv_bytes_per_token(model)
     if policy == "full":
         return float(per * context)

@@ -54,6 +54,11 @@ def test_sliding_window_kv_by_hand():
         ch10.request_kv_bytes("llama-3-70b", 10, window=4, local_share=2)
     with pytest.raises(ValueError, match="window"):
         ch10.request_kv_bytes("llama-3-70b", 10, window=0, local_share=1)
+    for bad in (0, 2.5, True):
+        with pytest.raises(ValueError, match="context"):
+            ch10.request_kv_bytes("llama-3-70b", bad)
+        with pytest.raises(ValueError, match="context"):
+            ch10.eviction_kv_bytes("llama-3-70b", bad, "full")
 
 
 # --- prefill ----------------------------------------------------------------------------------------
