@@ -41,7 +41,9 @@ NIC_GBS = 50.0                       # one 400 Gb/s RDMA NIC per GPU (ConnectX-7
 ROUND_ALPHA_US = 2.0                 # latency of one round of an all-reduce algorithm (an assumption)
 
 PANEL_MODELS = ("llama-3-70b", "llama-3-8b", "qwen2.5-72b", "mixtral-8x7b", "llama-3.1-405b")
-PANEL_GPUS = ("h100-sxm", "h200", "b200", "a100-80gb", "mi300x", "l40s")
+# L40S is left out: without NVLink its TP plans serve a few hundredths of a request per second and
+# the rate search then takes seconds (section 1's table shows why: ~1 GB/s all-reduce at TP 8).
+PANEL_GPUS = ("h100-sxm", "h200", "b200", "a100-80gb", "mi300x")
 
 
 # --- all-reduce: the algorithms as alpha-beta arithmetic ---------------------------------------
@@ -630,6 +632,9 @@ def answer_html(a: Answer) -> str:
               + (f"，× PP={a.pp}（共 {r.tp * a.pp} 张卡）" if a.pp > 1 else ""))]
     if a.tpot_b1_ms is None:
         lines.append(("不可行", r.reason))
+        if a.pp > 1:
+            lines.append(("注意", "PP 的估计建立在 TP 组的实例上，而模拟器按整个模型检查一个 TP 组的显存："
+                                   "模型放不进一个 TP 组时，这里给不出数字（真实的 PP 每段只放 1/PP 的层）"))
     else:
         lines.append(("TPOT（batch 1）", f"{a.tpot_b1_ms:.1f} ms" + ("（算术估计）" if a.pp > 1 else "")))
         if a.comm_b1_ms is not None and r.tp > 1:
@@ -639,7 +644,7 @@ def answer_html(a: Answer) -> str:
         if r.feasible:
             lines += [(f"SLO 内每卡吞吐（TPOT < {r.tpot_slo * 1e3:.0f} ms）", f"{a.tokens_per_gpu_s:.0f} token/s"),
                       ("单实例速率", f"{r.rate:.2f} req/s"),
-                      ("200 QPS 需要", f"{r.gpus * a.pp} 张卡（含 30% 余量）")]
+                      ("200 QPS 需要", f"{pp_gpus(r, a.pp)} 张卡（含 30% 余量）")]
             if r.usd_per_million is not None:
                 lines.append(("每百万输出 token", f"${r.usd_per_million:.2f}"))
             lines.append(("瓶颈", r.bound))
@@ -650,6 +655,13 @@ def answer_html(a: Answer) -> str:
     cells = "".join(f"<tr><td style='padding:2px 12px 2px 0'>{html.escape(k)}</td><td><b>{html.escape(str(v))}</b>"
                     f"</td></tr>" for k, v in lines)
     return f"<table style='max-width:480px'>{cells}</table>"
+
+
+def pp_gpus(row: TPRow, pp: int) -> int:
+    """GPUs for the service when each instance is ``pp`` stages of the row's TP group: such an
+    instance serves about pp times the TP group's rate (see PP_NOTE), so the TP plan's instances,
+    grouped pp at a time (rounded up), times tp x pp GPUs."""
+    return math.ceil(row.gpus / row.tp / pp) * row.tp * pp
 
 
 COLORS = {1: "#9467bd", 2: "#1f77b4", 4: "#2ca02c", 8: "#d62728"}

@@ -196,13 +196,18 @@ def test_panel_answers_from_plan_and_moves_with_its_controls():
     assert set(p.figure.labels()) == {"TP1", "TP2", "TP4", "TP8", "TPOT SLO"}
     p.controls["pp"].value = 2
     assert "算术估计" in p.table.value and p.answer.tpot_b1_ms > a.tpot_b1_ms
-    assert f"{a.row.gpus * 2} 张卡" in p.table.value
+    assert f"{ch09.pp_gpus(a.row, 2)} 张卡" in p.table.value
+    assert ch09.pp_gpus(a.row, 2) == math.ceil(a.row.gpus / 16) * 16 and ch09.pp_gpus(a.row, 1) == a.row.gpus
     p.controls["pp"].value = 1
     p.controls["gpu"].value = "a100-80gb"
     assert "不可行" in p.table.value and "FP8" in p.table.value
     p.controls["weight_dtype"].value = "bf16"
     p.controls["tp"].value = 4
     assert p.answer.row.feasible and p.answer.algorithm == "two_shot"
+    p.controls["model"].value = "llama-3.1-405b"
+    p.controls["gpu"].value = "h100-sxm"
+    p.controls["pp"].value = 2
+    assert "不可行" in p.table.value and "1/PP 的层" in p.table.value
 
 
 # --- the executed notebook -----------------------------------------------------------------------
