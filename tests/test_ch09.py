@@ -1,0 +1,307 @@
+"""Chapter 09 (parallelism): the helpers in course/ch09.py by hand and against sim, the panel
+without a kernel, and the executed notebook (in order, no errors, widget state saved, every figure
+the prose quotes printed by a cell). Re-execute with
+`PYTHONPATH=$PWD python notebooks/run_notebooks.py 09`."""
+
+import math
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import nbformat
+import numpy as np
+import pytest
+
+from course import ch05, ch09
+from practice import catalog
+from sim import plan, presets
+from sim.presets.models import MODELS
+from sim.setup import attention_pairs
+
+NOTEBOOK = Path(__file__).resolve().parent.parent / "notebooks" / "09-parallelism.ipynb"
+WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
+PROBLEMS = (135, 136, 137, 138, 139, 144, 145, 161, 162)
+
+
+# --- all-reduce ----------------------------------------------------------------------------------
+
+def test_allreduce_algorithms_by_hand():
+    # 8 GPUs, 1 MiB, 2 us a round, 450 GB/s: once = 1048576 / 450e3 us
+    once = 1048576 / 450e3
+    t = {a: ch09.allreduce_us(a, 1048576, 8, alpha_us=2.0, link_gbs=450) for a in ch09.ALGORITHMS}
+    assert t["one_shot"] == pytest.approx(2 + 7 * once)
+    assert t["two_shot"] == pytest.approx(4 + 1.75 * once)
+    assert t["ring"] == pytest.approx(28 + 1.75 * once)
+    assert t["tree"] == pytest.approx(12 + 2 * once)
+    assert t["nvls"] == pytest.approx(4 + once)
+    with pytest.raises(ValueError, match="algorithm"):
+        ch09.allreduce_us("butterfly", 1, 8, link_gbs=1)
+    with pytest.raises(ValueError, match="gpus"):
+        ch09.allreduce_us("ring", 1, 1, link_gbs=1)
+
+
+def test_best_algorithm_follows_size_and_topology():
+    assert ch09.best_algorithm(16384, 8, "h100-sxm")[0] == "one_shot"        # latency wins
+    assert ch09.best_algorithm(2**27, 8, "h100-sxm")[0] == "nvls"            # bytes win, switch sums
+    assert ch09.best_algorithm(2**27, 8, "a100-80gb")[0] == "two_shot"       # no NVLS on A100
+    assert ch09.topology("l40s") == "pcie" and ch09.best_algorithm(2**27, 8, "l40s")[0] in ("ring", "tree")
+    assert ch09.link_gbs("h100-sxm") == 450
+
+
+def test_measured_allreduce_is_what_the_preset_charges():
+    m = MODELS["llama-3-70b"]
+    for tp in (2, 4, 8):
+        alpha, beta = ch09.measured_allreduce("h100-sxm", tp)
+        s = presets.instance("llama-3-70b", "h100-sxm", tp=tp, weight_dtype="fp8", kv_dtype="fp8")
+        assert s.comm_s_per_token == pytest.approx(2 * m.layers * m.hidden * 2 / beta)
+        r = ch09.comm_row("llama-3-70b", "h100-sxm", tp, 64)
+        assert r.fixed_ms == pytest.approx(2 * m.layers * alpha * 1e3)
+        assert r.per_token_ms == pytest.approx(64 * s.comm_s_per_token * 1e3)
+        assert r.step_ms == pytest.approx(s.step_time(64, 64 * ch09.CONTEXT) * 1e3)
+    chunk = ch09.comm_row("llama-3-70b", "h100-sxm", 8, 8192)
+    s8 = presets.instance("llama-3-70b", "h100-sxm", tp=8, weight_dtype="fp8", kv_dtype="fp8")
+    assert chunk.step_ms == pytest.approx(s8.step_time(8192, 0, attention_pairs(0, 8192)) * 1e3)
+    assert ch09.bus_bandwidth_gbs(100, 8) == pytest.approx(175)
+
+
+def test_kernel_table_is_the_fit_source():
+    table = ch09.kernel_table_allreduce_us("h100-sxm", 8)
+    assert 16384 in table and 2**27 in table
+    alpha, beta = ch09.measured_allreduce("h100-sxm", 8)
+    # the fit passes near the table in its middle and departs from it at both ends (the chapter's point)
+    assert table[2**24] == pytest.approx((alpha + 2**24 / beta) * 1e6, rel=0.1)
+    assert ch09.measured_allreduce_us("h100-sxm", 8, 2**20) < table[2**20]
+    assert ch09.measured_allreduce_us("h100-sxm", 8, 2**27) > table[2**27]
+    with pytest.raises(ValueError, match="mi300x"):
+        ch09.kernel_table_allreduce_us("mi300x", 8)
+
+
+# --- tensor parallelism --------------------------------------------------------------------------
+
+def test_tp_row_is_sim_plan_and_agrees_with_chapter_05():
+    r = ch09.tp_row("llama-3-70b", "h100-sxm", 4, "fp8")
+    s = presets.instance("llama-3-70b", "h100-sxm", tp=4, weight_dtype="fp8", kv_dtype="fp8")
+    p = plan(200, s, 2000, 500, ttft_slo=2.0, tpot_slo=0.05, gpus_per_instance=4, gpu_hour_usd=2.5)
+    assert (r.rate, r.gpus, r.usd_per_million, r.bound) == (p.rate_per_instance, p.gpus,
+                                                            p.usd_per_million_output_tokens, p.bound)
+    assert r.tokens_per_gpu_s == p.rate_per_instance * 500 / 4
+    assert r.tpot_b1_ms == s.step_time(1, ch09.CONTEXT) * 1e3
+    c5 = ch05.cost_row("llama-3-70b", "h100-sxm", 4, "fp8", "fp8")
+    assert (c5.rate, c5.gpus) == (r.rate, r.gpus)
+
+
+def test_infeasible_rows_keep_their_reason():
+    lone = ch09.tp_row("llama-3-70b", "h100-sxm", 1, "bf16")
+    assert not lone.feasible and lone.tpot_b1_ms is None and "does not fit" in lone.reason
+    tight = ch09.tp_row("llama-3-70b", "h100-sxm", 2, "fp8", tpot_slo=0.02)
+    assert not tight.feasible and tight.tpot_b1_ms > 20 and "lone request" in tight.reason
+    assert ch09.tp_cells(tight)[3:7] == ["-"] * 4
+    assert ch09.cheapest_tp([lone, tight]) is None
+
+
+def test_decode_frontier_and_ceiling():
+    pts = ch09.decode_frontier("llama-3-70b", "h100-sxm", 8)
+    s = presets.instance("llama-3-70b", "h100-sxm", tp=8, weight_dtype="fp8", kv_dtype="fp8")
+    b, step_ms, per_gpu = pts[3]
+    assert step_ms == pytest.approx(s.step_time(b, b * ch09.CONTEXT) * 1e3)
+    assert per_gpu == pytest.approx(b / (step_ms / 1e3) / 8)
+    batch, tput = ch09.decode_ceiling("llama-3-70b", "h100-sxm", 4, 30)
+    s4 = presets.instance("llama-3-70b", "h100-sxm", tp=4, weight_dtype="fp8", kv_dtype="fp8")
+    assert ch05.decode_step_s(s4, batch, ch09.CONTEXT) <= 0.030 < ch05.decode_step_s(s4, batch + 1, ch09.CONTEXT)
+    assert ch09.decode_ceiling("llama-3-70b", "h100-sxm", 2, 20) is None
+
+
+def test_prefill_cost_per_token_grows_with_tp():
+    costs = [ch09.prefill_gpu_ms_per_token("llama-3-70b", "h100-sxm", tp) for tp in (2, 4, 8)]
+    assert costs == sorted(costs)
+    # swapping in the measured table shortens TP8's large all-reduces
+    assert ch09.prefill_gpu_ms_per_token("llama-3-70b", "h100-sxm", 8, kernel_table=True) < costs[-1]
+
+
+# --- pipeline, expert and context parallelism ----------------------------------------------------
+
+def test_bubble_fraction_by_hand():
+    assert ch09.bubble_fraction(1, 5) == 0
+    assert ch09.bubble_fraction(8, 63) == pytest.approx(0.1)
+    assert ch09.bubble_fraction(4, 1) == 0.75
+    with pytest.raises(ValueError, match="microbatches"):
+        ch09.bubble_fraction(4, 0)
+
+
+def test_pp_decode_is_the_tp_step_plus_hand_offs():
+    s = presets.instance("llama-3-70b", "h100-sxm", tp=2, weight_dtype="fp8", kv_dtype="fp8")
+    r = ch09.pp_decode("llama-3-70b", "h100-sxm", 2, 4, 16)
+    hop = 5e-3 + 16 * 8192 * 2 / 450e9 * 1e3
+    assert r.tpot_ms == pytest.approx(ch05.decode_step_s(s, 16, ch09.CONTEXT) * 1e3 + 3 * hop)
+    assert r.tokens_per_gpu_s == pytest.approx(4 * 16 / r.tpot_ms * 1e3 / 8)
+    one = ch09.pp_decode("llama-3-70b", "h100-sxm", 8, 1, 16)
+    assert abs(r.kv_tokens - one.kv_tokens) < 10            # same eight GPUs' memory
+    lay = ch09.pp_layout("llama-3-70b", "h100-sxm", 2, 4)
+    whole = s.step_time(8192, 0, attention_pairs(0, 8192)) * 1e3
+    assert lay.lone_prompt_ms == pytest.approx(whole * 11 / 32)
+    cross = ch09.cross_node_step_ms("llama-3.1-405b", 64)
+    assert cross["tp_all_ms"] > 1000 * cross["pp_between_ms"]
+
+
+def test_all_to_all_by_hand():
+    m = MODELS["deepseek-v3"]
+    a = ch09.all_to_all(256, tokens_per_gpu=128)
+    assert a.copies == pytest.approx(255 * 8 / 256)          # one expert per GPU: P(hit) = 8/256
+    assert a.dispatch_us == pytest.approx(128 * a.copies * m.hidden * (1 + 4 / 128) / 50e3)
+    assert a.combine_us == pytest.approx(128 * a.copies * m.hidden * 2 / 50e3)
+    assert a.step_ms == pytest.approx(58 * (a.dispatch_us + a.combine_us) / 1e3)
+    assert ch09.gpu_hit_prob(256, 8, 32) == pytest.approx(1 - math.comb(248, 8) / math.comb(256, 8))
+    with pytest.raises(ValueError, match="divide"):
+        ch09.gpu_hit_prob(256, 8, 144)
+    assert ch09.experts_per_gpu(256, 32, 144) == 2
+
+
+def test_eplb_replicates_hot_experts_and_balances():
+    loads = [90, 10, 10, 10]
+    assert ch09.replicate(loads, 2) == [3, 1, 1, 1]
+    held = ch09.place(loads, 2, 2)                            # 6 copies, 3 per GPU
+    assert sorted(len(h) for h in held) == [3, 3]
+    assert ch09.gpu_loads(loads, held).sum() == pytest.approx(120)
+    assert ch09.imbalance(loads, held) < ch09.imbalance(loads, ch09.place(loads, 2))
+    assert ch09.imbalance(loads, ch09.place(loads, 2)) == pytest.approx(100 / 60)
+    with pytest.raises(ValueError, match="multiple"):
+        ch09.place(loads, 3, 0)
+    assert ch09.single_copy_gpu_share([[0, 1], [0, 2]], 3) == 1.0
+    assert ch09.single_copy_gpu_share([[0, 1], [0, 1]], 2) == 0.0
+    synth = ch09.synthetic_loads(seed=0)
+    assert synth.sum() == 65536 * 8 and np.array_equal(synth, ch09.synthetic_loads(seed=0))
+
+
+def test_lse_merge_equals_one_softmax_and_ring_threshold():
+    assert ch09.lse_demo() < 1e-12
+    m, g = MODELS["llama-3-70b"], presets.gpu("h100-sxm")
+    assert ch09.ring_overlap_tokens("llama-3-70b", "h100-sxm", 450) == pytest.approx(
+        2 * m.kv_heads * 2 * g.bf16_flops * 0.5 / (4 * m.heads * 450e9))
+    one = ch09.long_prefill_s("llama-3-70b", "h100-sxm", 8, 16384)
+    s = presets.instance("llama-3-70b", "h100-sxm", tp=8, weight_dtype="fp8", kv_dtype="fp8")
+    assert one == pytest.approx(s.step_time(8192, 0, attention_pairs(0, 8192))
+                                + s.step_time(8192, 8192, attention_pairs(8192, 8192)))
+
+
+# --- the panel -----------------------------------------------------------------------------------
+
+def test_panel_answers_from_plan_and_moves_with_its_controls():
+    p = ch09.parallel_panel()
+    a = p.answer
+    assert a.row == ch09.tp_row("llama-3-70b", "h100-sxm", 8, "fp8")
+    assert f"{a.row.gpus} 张卡" in p.table.value and "</svg>" in p.chart.value
+    assert set(p.figure.labels()) == {"TP1", "TP2", "TP4", "TP8", "TPOT SLO"}
+    p.controls["pp"].value = 2
+    assert "算术估计" in p.table.value and p.answer.tpot_b1_ms > a.tpot_b1_ms
+    assert f"{ch09.pp_gpus(a.row, 2)} 张卡" in p.table.value
+    assert ch09.pp_gpus(a.row, 2) == math.ceil(a.row.gpus / 16) * 16 and ch09.pp_gpus(a.row, 1) == a.row.gpus
+    p.controls["pp"].value = 1
+    p.controls["gpu"].value = "a100-80gb"
+    assert "不可行" in p.table.value and "FP8" in p.table.value
+    p.controls["weight_dtype"].value = "bf16"
+    p.controls["tp"].value = 4
+    assert p.answer.row.feasible and p.answer.algorithm == "two_shot"
+    p.controls["model"].value = "llama-3.1-405b"
+    p.controls["gpu"].value = "h100-sxm"
+    p.controls["pp"].value = 2
+    assert "不可行" in p.table.value and "1/PP 的层" in p.table.value
+
+
+# --- the executed notebook -----------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def nb():
+    return nbformat.read(NOTEBOOK, as_version=4)
+
+
+def _code(nb):
+    return [c for c in nb.cells if c.cell_type == "code"]
+
+
+def _stdout(nb):
+    return "".join(o.get("text", "") for c in _code(nb) for o in c.outputs if o.output_type == "stream")
+
+
+def _prose(nb):
+    return "".join(c.source for c in nb.cells if c.cell_type == "markdown")
+
+
+def test_notebook_ran_in_order_without_errors(nb):
+    cells = _code(nb)
+    assert [c.execution_count for c in cells] == list(range(1, len(cells) + 1))
+    for i, c in enumerate(cells):
+        kinds = [o.output_type for o in c.outputs]
+        assert c.outputs and "error" not in kinds, f"code cell {i}"
+        assert not any(o.output_type == "stream" and o.name == "stderr" for o in c.outputs), f"code cell {i}"
+
+
+def test_notebook_saved_the_panel(nb):
+    views = [o.data[WIDGET_VIEW]["model_id"] for c in _code(nb) for o in c.outputs
+             if WIDGET_VIEW in o.get("data", {})]
+    assert len(views) == 1
+    state = nb.metadata["widgets"][WIDGET_STATE]["state"]
+    assert views[0] in state
+    assert any(m["model_name"] == "HTMLModel" and "</svg>" in m["state"].get("value", "") for m in state.values())
+    i = next(i for i, c in enumerate(nb.cells) if c.cell_type == "code" and "parallel_panel()" in c.source)
+    assert "运行下面这个单元之后才会响应" in nb.cells[i - 1].source
+
+
+def test_checked_cells_figure_and_chinese_prose(nb):
+    checked = [c for c in _code(nb) if "nbval-check-output" in c.metadata.get("tags", [])]
+    assert len(checked) >= 10
+    assert any("image/png" in o.get("data", {}) for c in _code(nb) for o in c.outputs)
+    han = sum("\u4e00" <= ch <= "\u9fff" for ch in _prose(nb))
+    assert han > 3000
+    for heading in ("all-reduce", "TP 1～8", "已发表的测量", "流水线", "专家并行", "上下文并行", "面板", "思考题", "练习"):
+        assert heading in _prose(nb)
+
+
+def test_links_every_chapter_09_problem_and_has_a_judge_cell(nb):
+    ids = set(PROBLEMS) | {p.id for p in catalog.all_problems() if str(p.meta.get("chapter")).zfill(2) == "09"}
+    for pid in ids:
+        assert f"judge.py start {pid}`" in _prose(nb), pid
+    judge = [c for c in _code(nb) if c.source.startswith("%%judge")]
+    assert len(judge) == 1 and judge[0].source.splitlines()[0] == "%%judge 139 --examples"
+    assert any("%load_ext practice" in c.source for c in _code(nb))
+
+
+# Figures the prose quotes, each as the prose writes it and as a cell prints it.
+QUOTED = [
+    # all-reduce
+    ("one-shot 最快（2.3 us", "1       16 KiB      2.3 "), ("1 MiB（batch 64）实测 26.0 us", "26.0"),
+    ("NVLS 只要 6.3 us", " 6.3 "), ("128 MiB 实测 575.5 us", "575.5"), ("233 GB/s 的算法带宽", "233 GB/s"),
+    ("408 GB/s 的总线带宽", "408 GB/s"), ("1 MiB 它给 11.6 us", "11.6"), ("128 MiB 它给 934.5 us", "934.5"),
+    ("一步 14.2 ms 里只有 0.72 ms", "0.72"), ("其中 0.70 ms", "0.70"), ("一半时间（50%）", "50%"),
+    ("TP=2 时只有 13%", "13%"),
+    # TP
+    ("只有 66 token/s", " 66 "), ("$13.60", "$13.60"), ("214 张卡", "214"), ("$1.49", "$1.49"), ("296 张卡、$2.06", "$2.06"), ("TP=2 是 613", " 613 "),
+    ("TP=8 只有 445", " 445 "), ("（$2.61）", "$2.61"), ("23.7 ms", "23.7"), ("0.79 req/s", "0.79"),
+    ("TP=8 的 $6.06", "$6.06"), ("TP=4 的 $11.53", "$11.53"), ("降到 14.2 ms", "14.2"),
+    ("2364 和 2377", "2364"), ("2364 和 2377", "2377"), ("只有 1700", "1700"), ("TP=8 的 989", "989"),
+    ("TP=4 的 639", "639"), ("模拟 3432，实测 2608", "3432"), ("模拟 3432，实测 2608", "2608"),
+    ("1641 对 1964", "1641"), ("1641 对 1964", "1964"),
+    # PP
+    ("64 个微批才能压到 10%", "18%   10%"), ("88% 的时间在空等", "88%"), ("约 7.3 us", "7.3 us"),
+    ("TPOT 是 25.0 ms", "25.0"), ("TP=8 的 16.5 ms", "16.5"), ("321 对 485", " 321 "), ("321 对 485", " 485 "),
+    ("0.151 GPU-ms", "0.151"), ("TP=8 要 0.295", "0.295"), ("3,160,744", "3,160,744"),
+    ("95.4 ms 的通信", "95.4 ms"), ("0.05 ms", "0.05 ms"),
+    # EP
+    ("每卡 9 个路由专家", "= 9 routed"), ("decode 每卡 2 个", "= 2 routed"),
+    ("dispatch 估 151 us、实测 194 us", " 151 "), ("combine 估 292 us、实测 360 us", " 292 "),
+    ("0.77～0.95", "0.77"), ("0.77～0.95", "0.95"), ("EP32 时 7.04 份", "7.04"), ("EP256 时 7.97 份", "7.97"),
+    ("加起来 25.7 ms", "25.7"), ("平均的 8.4 倍", "8.4 x"), ("max/mean = 1.82", "1.82"),
+    ("EP64 时是 2.50", "2.50"), ("EP128 时是 4.39", "4.39"), ("1.00 和 1.01", "1.01"), ("降到 1.08", "1.08"),
+    ("仍是 1.24", "1.24"), ("EP128 也有 88%", "88%"),
+    # CP
+    ("单实例要 8.84 s", "8.84 s"), ("约 137 个 token", "137 tokens"), ("1237 个", "1237 tokens"),
+    ("1.2e-16", "1.2e-16"),
+]
+
+
+@pytest.mark.parametrize("prose, printed", QUOTED)
+def test_prose_quotes_what_the_cells_print(nb, prose, printed):
+    assert prose in _prose(nb), f"the prose no longer says {prose!r}"
+    assert printed in _stdout(nb), f"no cell prints {printed!r} (quoted as {prose!r}); rerun and fix the prose"
