@@ -265,6 +265,44 @@ class Instance:
         fin = self.fin
         return [r for r in range(len(fin)) if not fin[r] <= t]
 
+    def quiet_until(self) -> float:
+        """A time T such that, with nothing more submitted, the accessors above (``outstanding``,
+        ``running_at``, ``queue_len``, ``free_kv_tokens``, ``cached_prefix_tokens``,
+        ``unfinished_at``) asked at any t < T answer the same whether or not ``advance(t)`` runs
+        first; ``now`` where no such time is known (a driver may then skip no advance).
+
+        The rule (the handbook's reservation, no speculation; paged KV and speculative decoding
+        answer ``now``): when every running request decodes (none in its prompt) and no admission
+        can happen before the next finish (nothing submitted waits, or the queue's head is blocked
+        by the budget, the seats or its reservation, all of which hold until a finish), every step
+        up to the next finish computes the same D tokens over a context of at least C, so lasts at
+        least ``step_time(D, C)`` (the roofline is nondecreasing in context). The next finish is at
+        the end of step ``root`` (the finish heap's head), q + 1 = root - step + 1 steps from now,
+        and nothing changes before that end: T = now + q * step_time(D, C) leaves one whole step
+        for the rounding of the float sums (checked below, so the bound holds for any magnitude).
+        """
+        now, decoders = self.now, self.decoders
+        if self.setup.kv is not None or self.spec is not None or decoders == 0 or decoders != self.running:
+            return now                                 # not the reservation rule, idle, or a prompt runs
+        head = self.admitted
+        if head < len(self.arr):                       # a request waits (or will arrive): blocked?
+            setup = self.setup
+            if (decoders < setup.max_num_batched_tokens and self.running < setup.max_num_seqs
+                    and self.kv.head_fits(self, head)):
+                return now
+        fast = self._fast
+        root = fast.next_finish_step() if fast is not None else self.finishes[0][0]
+        q = root - self.step
+        if q <= 0:
+            return now
+        d = self.setup.step_time(decoders, self.context)
+        # The real change is at the end of q + 1 steps of at least d each, summed in floats from now:
+        # >= (now + (q + 1) d)(1 - (q + 1) u), u = 2**-53, while T rounds up by at most (1 + 3u).
+        # Their gap exceeds the slack step only when d is below (q + 4) u (now + (q + 1) d).
+        if d <= (q + 4) * 2.3e-16 * (now + (q + 1) * d):
+            return now
+        return now + q * d
+
     # --- running: the numbered rule of the module docstring -----------------------------------
 
     def advance(self, until: float = math.inf) -> None:
