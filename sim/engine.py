@@ -183,6 +183,12 @@ class Instance:
         # Compiled loops only where they pay (``_compiled_loops``): the handbook's rule then runs
         # in the compiled event loop, and quiet runs of the other rules in the compiled quiet loop.
         loops = _compiled_loops(expected_requests)
+        # quiet_until's step-time terms (None where it answers ``now``: paged KV, speculative decoding)
+        self._decode_terms = None
+        if setup.kv is None and self.spec is None:
+            self._decode_terms = (2 * setup.params, setup.peak_flops * setup.mfu, setup.kv_bytes_per_token,
+                                  setup.kv_bandwidth_ratio, setup.weight_bytes, 1 - setup.kv_serial,
+                                  setup.kv_serial, setup.bandwidth, setup.step_overhead, setup.comm_s_per_token)
         self._quiet_loop = loops[0] if loops else None
         self._fast = (FastState(setup, loops[1]) if loops and setup.kv is None and self.spec is None
                       else None)
@@ -281,8 +287,8 @@ class Instance:
         and nothing changes before that end: T = now + q * step_time(D, C) leaves one whole step
         for the rounding of the float sums (checked below, so the bound holds for any magnitude).
         """
-        now, decoders = self.now, self.decoders
-        if self.setup.kv is not None or self.spec is not None or decoders == 0 or decoders != self.running:
+        now, decoders, terms = self.now, self.decoders, self._decode_terms
+        if terms is None or decoders == 0 or decoders != self.running:
             return now                                 # not the reservation rule, idle, or a prompt runs
         head = self.admitted
         if head < len(self.arr):                       # a request waits (or will arrive): blocked?
@@ -295,10 +301,16 @@ class Instance:
         q = root - self.step
         if q <= 0:
             return now
-        d = self.setup.step_time(decoders, self.context)
+        # d = setup.step_time(decoders, context), written out with the same operations in the same
+        # order (as _quiet_loop does; bit for bit): the call would cost most of this method.
+        two_p, flops, kv_bytes, kv_ratio, w_bytes, keep, serial, bw, overhead, comm = terms
+        compute = two_p * decoders / flops
+        kv = kv_bytes * self.context / kv_ratio
+        memory = (w_bytes + kv * keep) / bw
+        d = (memory if memory > compute else compute) + kv * serial / bw + overhead + comm * decoders
         # The real change is at the end of q + 1 steps of at least d each, summed in floats from now:
-        # >= (now + (q + 1) d)(1 - (q + 1) u), u = 2**-53, while T rounds up by at most (1 + 3u).
-        # Their gap exceeds the slack step only when d is below (q + 4) u (now + (q + 1) d).
+        # >= (now + (q + 1) d)(1 - (q + 1) u), u = 2**-53, while T rounds up by at most (1 + 3u), so
+        # T <= that end unless d <= (q + 4) u (now + (q + 1) d) (never at realistic magnitudes).
         if d <= (q + 4) * 2.3e-16 * (now + (q + 1) * d):
             return now
         return now + q * d
