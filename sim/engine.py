@@ -113,7 +113,9 @@ class Instance:
 
     ``advance`` commits whole steps: the last step it runs may end after ``until``. The state
     accessors take the time ``t`` they are asked at and count such a step's finishes as not yet
-    done, so a router sees what a gateway sees at ``t``.
+    done, so a router sees what a gateway sees at ``t``. ``quiet_until()`` says until when those
+    answers cannot change with nothing more submitted, so a driver (the fleet) may skip advancing
+    to read them before then.
 
     A request submitted with ``prefilled=True`` brings its prompt's KV (PD disaggregation's decode
     side): at admission it reserves input + output tokens as usual, takes 1 token of budget, is a
