@@ -94,6 +94,10 @@ class FastState:
         s[S_PF_HEAD] = 0
         self.work = np.concatenate((work, np.zeros((6, cap), dtype=np.int64)), axis=1)
 
+    def next_finish_step(self) -> int:
+        """The step at whose end the next decoder finishes (the finish heap's head; some decode)."""
+        return int(self.work[W_STEP, 0])
+
     def flush(self, inst) -> None:
         """Append the buffered step log to the Instance's run-length log."""
         m = int(self.s[S_LOG_M])

@@ -113,7 +113,9 @@ class Instance:
 
     ``advance`` commits whole steps: the last step it runs may end after ``until``. The state
     accessors take the time ``t`` they are asked at and count such a step's finishes as not yet
-    done, so a router sees what a gateway sees at ``t``.
+    done, so a router sees what a gateway sees at ``t``. ``quiet_until()`` says until when those
+    answers cannot change with nothing more submitted, so a driver (the fleet) may skip advancing
+    to read them before then.
 
     A request submitted with ``prefilled=True`` brings its prompt's KV (PD disaggregation's decode
     side): at admission it reserves input + output tokens as usual, takes 1 token of budget, is a
@@ -183,6 +185,12 @@ class Instance:
         # Compiled loops only where they pay (``_compiled_loops``): the handbook's rule then runs
         # in the compiled event loop, and quiet runs of the other rules in the compiled quiet loop.
         loops = _compiled_loops(expected_requests)
+        # quiet_until's step-time terms (None where it answers ``now``: paged KV, speculative decoding)
+        self._decode_terms = None
+        if setup.kv is None and self.spec is None:
+            self._decode_terms = (2 * setup.params, setup.peak_flops * setup.mfu, setup.kv_bytes_per_token,
+                                  setup.kv_bandwidth_ratio, setup.weight_bytes, 1 - setup.kv_serial,
+                                  setup.kv_serial, setup.bandwidth, setup.step_overhead, setup.comm_s_per_token)
         self._quiet_loop = loops[0] if loops else None
         self._fast = (FastState(setup, loops[1]) if loops and setup.kv is None and self.spec is None
                       else None)
@@ -264,6 +272,50 @@ class Instance:
         """Local ids of requests not finished by time t (lost if the instance fails at t)."""
         fin = self.fin
         return [r for r in range(len(fin)) if not fin[r] <= t]
+
+    def quiet_until(self) -> float:
+        """A time T such that, with nothing more submitted, the accessors above (``outstanding``,
+        ``running_at``, ``queue_len``, ``free_kv_tokens``, ``cached_prefix_tokens``,
+        ``unfinished_at``) asked at any t < T answer the same whether or not ``advance(t)`` runs
+        first; ``now`` where no such time is known (a driver may then skip no advance).
+
+        The rule (the handbook's reservation, no speculation; paged KV and speculative decoding
+        answer ``now``): when every running request decodes (none in its prompt) and no admission
+        can happen before the next finish (nothing submitted waits, or the queue's head is blocked
+        by the budget, the seats or its reservation, all of which hold until a finish), every step
+        up to the next finish computes the same D tokens over a context of at least C, so lasts at
+        least ``step_time(D, C)`` (the roofline is nondecreasing in context). The next finish is at
+        the end of step ``root`` (the finish heap's head), q + 1 = root - step + 1 steps from now,
+        and nothing changes before that end: T = now + q * step_time(D, C) leaves one whole step
+        for the rounding of the float sums (checked below, so the bound holds for any magnitude).
+        """
+        now, decoders, terms = self.now, self.decoders, self._decode_terms
+        if terms is None or decoders == 0 or decoders != self.running:
+            return now                                 # not the reservation rule, idle, or a prompt runs
+        head = self.admitted
+        if head < len(self.arr):                       # a request waits (or will arrive): blocked?
+            setup = self.setup
+            if (decoders < setup.max_num_batched_tokens and self.running < setup.max_num_seqs
+                    and self.kv.head_fits(self, head)):
+                return now
+        fast = self._fast
+        root = fast.next_finish_step() if fast is not None else self.finishes[0][0]
+        q = root - self.step
+        if q <= 0:
+            return now
+        # d = setup.step_time(decoders, context), written out with the same operations in the same
+        # order (as _quiet_loop does; bit for bit): the call would cost most of this method.
+        two_p, flops, kv_bytes, kv_ratio, w_bytes, keep, serial, bw, overhead, comm = terms
+        compute = two_p * decoders / flops
+        kv = kv_bytes * self.context / kv_ratio
+        memory = (w_bytes + kv * keep) / bw
+        d = (memory if memory > compute else compute) + kv * serial / bw + overhead + comm * decoders
+        # The real change is at the end of q + 1 steps of at least d each, summed in floats from now:
+        # >= (now + (q + 1) d)(1 - (q + 1) u), u = 2**-53, while T rounds up by at most (1 + 3u), so
+        # T <= that end unless d <= (q + 4) u (now + (q + 1) d) (never at realistic magnitudes).
+        if d <= (q + 4) * 2.3e-16 * (now + (q + 1) * d):
+            return now
+        return now + q * d
 
     # --- running: the numbered rule of the module docstring -----------------------------------
 

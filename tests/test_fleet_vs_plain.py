@@ -17,29 +17,15 @@ from test_engine_vs_reference import setups
 pytestmark = pytest.mark.usefixtures("engine_path", "quiet_hook")   # both engine paths (conftest.py)
 
 
-@pytest.fixture(scope="module", params=["engine", "quiet_until prototype"])
+@pytest.fixture(scope="module", params=["every read advances", "quiet_until"])
 def quiet_hook(request):
-    """Each test twice: with the engine as it is, and with the fleet skipping advances through the
-    ``Instance.quiet_until`` hook (the engine's own, or the prototype in fleet_quiet.py)."""
+    """Each test twice: with the fleet advancing an instance at every read, and with it skipping
+    the advances that ``Instance.quiet_until`` says cannot change what the read sees."""
     from sim.fleet import worker
-    if request.param == "engine":
-        saved = worker._QUIET
-        worker._QUIET = False
-        yield request.param
-        worker._QUIET = saved
-        return
-    from sim.engine import Instance
-    if hasattr(Instance, "quiet_until"):
-        yield "the engine's quiet_until"
-        return
-    import fleet_quiet
-    if not fleet_quiet.prototype_available():
-        pytest.skip("the engine has neither quiet_until nor the private state the prototype reads")
-    Instance.quiet_until = fleet_quiet.quiet_until
-    worker._QUIET = True
+    saved = worker._QUIET
+    worker._QUIET = request.param == "quiet_until"
     yield request.param
-    del Instance.quiet_until
-    worker._QUIET = False
+    worker._QUIET = saved
 
 
 def examples(n):
