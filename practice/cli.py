@@ -9,7 +9,9 @@ from __future__ import annotations
 import argparse
 import math
 import os
+import signal
 import sys
+import threading
 from pathlib import Path
 
 from . import catalog, progress, workspace
@@ -412,6 +414,10 @@ COMMANDS = {"judge": cmd_judge, "test": cmd_test, "start": cmd_start, "reset": c
 
 
 def main(argv: list[str] | None = None) -> int:
+    # Ctrl-C must stop a run even when the parent started us with SIGINT ignored (Python then keeps
+    # it ignored: a shell's background job, or a process that once loaded the judge's pytest plugin).
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGINT, signal.default_int_handler)
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.reconfigure(errors="replace")

@@ -18,6 +18,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from practice import catalog, declaration, mutants, progress
 from practice.judging import judge
 from practice.runner import Limits
@@ -70,7 +72,14 @@ def test_infinite_loop_costs_only_that_functions_cases(tmp_path):
 
 # --- Ctrl-C ---------------------------------------------------------------------------------------
 
-def test_ctrl_c_stops_within_a_second_and_reaps_the_worker(tmp_path):
+def _ignore_sigint():
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+# "inherited_ignore": started with SIGINT ignored (a shell's background job, or a test process that
+# once loaded the judge's pytest plugin); Python keeps an inherited SIG_IGN unless told otherwise.
+@pytest.mark.parametrize("start", ["default", "inherited_ignore"])
+def test_ctrl_c_stops_within_a_second_and_reaps_the_worker(tmp_path, start):
     pid_file = tmp_path / "worker.pid"
     source = LOOP_ROUTE.replace("    while True:\n        pass\n",
                                 f"    open({str(pid_file)!r}, 'w').write(str(__import__('os').getpid()))\n"
@@ -79,7 +88,8 @@ def test_ctrl_c_stops_within_a_second_and_reaps_the_worker(tmp_path):
     env.pop("PRACTICE_LANG", None)
     proc = subprocess.Popen([sys.executable, str(ROOT / "practice/judge.py"), "test", "164",
                              str(_file(tmp_path, source))], cwd=ROOT, env=env, stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, text=True)
+                            stderr=subprocess.STDOUT, text=True,
+                            preexec_fn=_ignore_sigint if start == "inherited_ignore" else None)
     deadline = time.monotonic() + 30
     while not pid_file.exists() and time.monotonic() < deadline:
         time.sleep(0.05)
