@@ -17,10 +17,10 @@ from practice import catalog
 from sim import plan, presets
 from sim.presets.models import MODELS
 from sim.setup import attention_pairs
+from chapter_notebook import assert_ran_in_order, assert_saved_one_panel, has_svg_chart
+from chapter_notebook import code_cells as _code, prose as _prose, stdout as _stdout
 
 NOTEBOOK = Path(__file__).resolve().parent.parent / "notebooks" / "05-quantized-deployment.ipynb"
-WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
-WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
 
 
 # --- memory and steps --------------------------------------------------------------------------
@@ -103,36 +103,12 @@ def nb():
     return nbformat.read(NOTEBOOK, as_version=4)
 
 
-def _code(nb):
-    return [c for c in nb.cells if c.cell_type == "code"]
-
-
-def _stdout(nb):
-    return "".join(o.get("text", "") for c in _code(nb) for o in c.outputs if o.output_type == "stream")
-
-
-def _prose(nb):
-    return "".join(c.source for c in nb.cells if c.cell_type == "markdown")
-
-
 def test_notebook_ran_in_order_without_errors(nb):
-    cells = _code(nb)
-    assert [c.execution_count for c in cells] == list(range(1, len(cells) + 1))
-    for i, c in enumerate(cells):
-        kinds = [o.output_type for o in c.outputs]
-        assert c.outputs and "error" not in kinds, f"code cell {i}"
-        assert not any(o.output_type == "stream" and o.name == "stderr" for o in c.outputs), f"code cell {i}"
+    assert_ran_in_order(nb)
 
 
 def test_notebook_saved_the_panel(nb):
-    views = [o.data[WIDGET_VIEW]["model_id"] for c in _code(nb) for o in c.outputs
-             if WIDGET_VIEW in o.get("data", {})]
-    assert len(views) == 1
-    state = nb.metadata["widgets"][WIDGET_STATE]["state"]
-    assert views[0] in state
-    assert any(m["model_name"] == "HTMLModel" and "</svg>" in m["state"].get("value", "") for m in state.values())
-    i = next(i for i, c in enumerate(nb.cells) if c.cell_type == "code" and "quant_panel()" in c.source)
-    assert "运行下面这个单元之后才会响应" in nb.cells[i - 1].source
+    assert has_svg_chart(assert_saved_one_panel(nb, "quant_panel()"))
 
 
 def test_checked_cells_figure_and_chinese_prose(nb):
