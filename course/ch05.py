@@ -16,6 +16,7 @@ from functools import lru_cache
 from course import plots
 from sim import plan, presets
 from sim.setup import attention_pairs
+from course.kit import DropdownPanel, text_table
 
 GB = 1e9
 SERVICE = dict(qps=200, input_len=2000, output_len=500, ttft_slo=2.0, tpot_slo=0.05)
@@ -184,11 +185,7 @@ def step_figure(model: str = MODEL, gpu: str = "h100-sxm", tp: int = 8, formats=
 
 # --- tables ------------------------------------------------------------------------------------
 
-def table(head: list[str], rows: list) -> str:
-    cells = [[str(x) for x in r] for r in rows]
-    widths = [max(len(x) for x in col) for col in zip(head, *cells)]
-    fmt = lambda r: "  ".join(x.ljust(w) for x, w in zip(r, widths)).rstrip()   # noqa: E731
-    return "\n".join([fmt(head), fmt(["-" * w for w in widths])] + [fmt(r) for r in cells])
+table = text_table
 
 
 def cost_cells(r: CostRow) -> list:
@@ -263,31 +260,20 @@ def decode_chart(a: Answer) -> plots.Chart:
     return chart
 
 
-class QuantPanel:
+class QuantPanel(DropdownPanel):
     """Model x GPU x weight format x KV format x TP -> memory, plan, cost and the decode curve.
     Each move is cached plans and arithmetic: it answers in the caller (no worker thread)."""
 
-    def __init__(self):
-        import ipywidgets as w
-        drop = lambda desc, options, value: w.Dropdown(description=desc, options=options, value=value,  # noqa: E731
-                                                       layout=w.Layout(width="210px"))
-        self.controls = {
-            "model": drop("模型", PANEL_MODELS, MODEL),
-            "gpu": drop("GPU", PANEL_GPUS, "h100-sxm"),
-            "weight_dtype": drop("权重", ("bf16", "fp8", "int8", "int4", "fp4"), "fp8"),
-            "kv_dtype": drop("KV", ("bf16", "fp8", "int8", "fp4"), "fp8"),
-            "tp": drop("TP", ("auto", 1, 2, 4, 8), "auto"),
-        }
-        self.table = w.HTML()
-        self.chart = w.HTML()
-        self.widget = w.VBox([w.HBox(list(self.controls.values())[:3]), w.HBox(list(self.controls.values())[3:]),
-                              w.HBox([self.table, self.chart])])
-        for c in self.controls.values():
-            c.observe(lambda _change: self.update(), names="value")
-        self.update()
+    width, per_row, has_chart = "210px", 3, True
 
-    def choice(self) -> dict:
-        return {k: c.value for k, c in self.controls.items()}
+    def controls_spec(self) -> dict:
+        return {
+            "model": ("模型", PANEL_MODELS, MODEL),
+            "gpu": ("GPU", PANEL_GPUS, "h100-sxm"),
+            "weight_dtype": ("权重", ("bf16", "fp8", "int8", "int4", "fp4"), "fp8"),
+            "kv_dtype": ("KV", ("bf16", "fp8", "int8", "fp4"), "fp8"),
+            "tp": ("TP", ("auto", 1, 2, 4, 8), "auto"),
+        }
 
     def update(self) -> Answer:
         self.answer = answer(**self.choice())
@@ -295,9 +281,6 @@ class QuantPanel:
         self.figure = decode_chart(self.answer)
         self.chart.value = self.figure.svg()
         return self.answer
-
-    def _repr_mimebundle_(self, **kwargs):
-        return self.widget._repr_mimebundle_(**kwargs)
 
 
 def quant_panel() -> QuantPanel:

@@ -21,6 +21,7 @@ import numpy as np
 from sim import presets, trace, workload
 from sim.fleet import Fleet, run_fleet
 from sim.metrics import summarize
+from course.kit import DropdownPanel, text_table
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "traces"
 TRACES = {"code": DATA / "AzureLLMInferenceTrace_code.csv.gz",
@@ -205,11 +206,7 @@ def transfer_ms(tokens: int, link: str) -> float:
     return (tokens * setup().kv_bytes_per_token / (gbs * 1e9) + latency) * 1e3
 
 
-def table(head: list[str], rows: list) -> str:
-    cells = [[str(x) for x in r] for r in rows]
-    widths = [max(len(x) for x in col) for col in zip(head, *cells)]
-    fmt = lambda r: "  ".join(x.ljust(w) for x, w in zip(r, widths)).rstrip()   # noqa: E731
-    return "\n".join([fmt(head), fmt(["-" * w for w in widths])] + [fmt(r) for r in cells])
+table = text_table
 
 
 # --- figures and the panel -----------------------------------------------------------------------
@@ -253,31 +250,21 @@ def panel_answer(name: str, layout: str, ttft_slo: float, tpot_slo: float, link:
     return PanelAnswer(0.0, 0.0, None, None, None, curve)
 
 
-class PDPanel:
+class PDPanel(DropdownPanel):
     """Trace x SLO pair x link x layout -> capacity per GPU, p99 TTFT / ITL at it, and the attainment
     curve. Runs are cached (the notebook has already run every layout on InfiniBand); a new link runs
     its layout's rates once (a few seconds), then answers at once."""
 
-    def __init__(self):
-        import ipywidgets as w
-        drop = lambda desc, options, value: w.Dropdown(description=desc, options=options, value=value,  # noqa: E731
-                                                       layout=w.Layout(width="230px"))
-        self.controls = {
-            "name": drop("流量", [(v, k) for k, v in TRACE_NAMES.items()], "conv"),
-            "ttft_slo": drop("TTFT SLO (s)", SLO_TTFT, 1.0),
-            "tpot_slo": drop("TPOT SLO (s)", SLO_TPOT, 0.03),
-            "link": drop("KV 链路", [(v, k) for k, v in LINK_NAMES.items()], "infiniband"),
-            "layout": drop("部署", layouts(), "3P1D"),
-        }
-        self.table, self.chart = w.HTML(), w.HTML()
-        self.widget = w.VBox([w.HBox(list(self.controls.values())[:3]), w.HBox(list(self.controls.values())[3:]),
-                              w.HBox([self.table, self.chart])])
-        for c in self.controls.values():
-            c.observe(lambda _change: self.update(), names="value")
-        self.update()
+    width, per_row, has_chart = "230px", 3, True
 
-    def choice(self) -> dict:
-        return {k: c.value for k, c in self.controls.items()}
+    def controls_spec(self) -> dict:
+        return {
+            "name": ("流量", [(v, k) for k, v in TRACE_NAMES.items()], "conv"),
+            "ttft_slo": ("TTFT SLO (s)", SLO_TTFT, 1.0),
+            "tpot_slo": ("TPOT SLO (s)", SLO_TPOT, 0.03),
+            "link": ("KV 链路", [(v, k) for k, v in LINK_NAMES.items()], "infiniband"),
+            "layout": ("部署", layouts(), "3P1D"),
+        }
 
     def update(self) -> PanelAnswer:
         c = self.choice()
@@ -298,9 +285,6 @@ class PDPanel:
         self.figure = chart
         self.chart.value = chart.svg()
         return a
-
-    def _repr_mimebundle_(self, **kwargs):
-        return self.widget._repr_mimebundle_(**kwargs)
 
 
 def pd_panel() -> PDPanel:

@@ -29,6 +29,7 @@ from course import plots
 from course.ch05 import SERVICE, decode_step_s, price, table
 from sim import plan, presets
 from sim.presets import efficiency
+from course.kit import DropdownPanel
 
 __all__ = ["table", "SERVICE"]      # re-exported: the notebook prints with ch09.table
 
@@ -678,31 +679,20 @@ def frontier_chart(a: Answer) -> plots.Chart:
     return chart
 
 
-class ParallelPanel:
+class ParallelPanel(DropdownPanel):
     """Model x GPU x TP x PP x weight format -> TPOT at batch 1, tokens/s per GPU within the SLOs,
     GPUs and cost, and every TP size's decode curve. Each move is cached plans and arithmetic."""
 
-    def __init__(self):
-        import ipywidgets as w
-        drop = lambda desc, options, value: w.Dropdown(description=desc, options=options, value=value,  # noqa: E731
-                                                       layout=w.Layout(width="200px"))
-        self.controls = {
-            "model": drop("模型", PANEL_MODELS, MODEL),
-            "gpu": drop("GPU", PANEL_GPUS, "h100-sxm"),
-            "tp": drop("TP", TPS, 8),
-            "pp": drop("PP", (1, 2, 4), 1),
-            "weight_dtype": drop("权重", ("fp8", "bf16"), "fp8"),
-        }
-        self.table = w.HTML()
-        self.chart = w.HTML()
-        values = list(self.controls.values())
-        self.widget = w.VBox([w.HBox(values[:3]), w.HBox(values[3:]), w.HBox([self.table, self.chart])])
-        for c in values:
-            c.observe(lambda _change: self.update(), names="value")
-        self.update()
+    width, per_row, has_chart = "200px", 3, True
 
-    def choice(self) -> dict:
-        return {k: c.value for k, c in self.controls.items()}
+    def controls_spec(self) -> dict:
+        return {
+            "model": ("模型", PANEL_MODELS, MODEL),
+            "gpu": ("GPU", PANEL_GPUS, "h100-sxm"),
+            "tp": ("TP", TPS, 8),
+            "pp": ("PP", (1, 2, 4), 1),
+            "weight_dtype": ("权重", ("fp8", "bf16"), "fp8"),
+        }
 
     def update(self) -> Answer:
         self.answer = answer(**self.choice())
@@ -710,9 +700,6 @@ class ParallelPanel:
         self.figure = frontier_chart(self.answer)
         self.chart.value = self.figure.svg()
         return self.answer
-
-    def _repr_mimebundle_(self, **kwargs):
-        return self.widget._repr_mimebundle_(**kwargs)
 
 
 def parallel_panel() -> ParallelPanel:

@@ -26,6 +26,7 @@ from sim.fleet import ROUTERS, Fleet, Pool, run_fleet
 from sim.metrics import percentile
 from sim.setup import attention_pairs
 from sim.workload import Workload
+from course.kit import DropdownPanel, text_table
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "traces"
 MOONCAKE = DATA / "mooncake_conversation_trace.jsonl.gz"
@@ -39,11 +40,7 @@ SPEEDS = (0.5, 0.75, 1.0)         # replay speeds of that window
 SLO_TTFT_SHORT = 2.0              # the fleets' TTFT SLO for short prompts (s)
 
 
-def table(head: list[str], rows: list) -> str:
-    cells = [[str(x) for x in r] for r in rows]
-    widths = [max(len(x) for x in col) for col in zip(head, *cells)]
-    fmt = lambda r: "  ".join(x.ljust(w) for x, w in zip(r, widths)).rstrip()   # noqa: E731
-    return "\n".join([fmt(head), fmt(["-" * w for w in widths])] + [fmt(r) for r in cells])
+table = text_table
 
 
 # --- KV bytes per token ---------------------------------------------------------------------------
@@ -420,30 +417,20 @@ def panel_answer(long_share: float, long_len: int, instances: int, long_instance
                        run_mix(instances, 0, long_share, long_len))
 
 
-class LongPanel:
+class LongPanel(DropdownPanel):
     """Share of long prompts x their length x fleet size x long-pool size -> p99 TTFT / ITL of short
     and long prompts, against one shared pool of the same GPUs. Each new combination runs two
     fleets once (about a second each), then answers from the cache."""
 
-    def __init__(self):
-        import ipywidgets as w
-        drop = lambda desc, options, value: w.Dropdown(description=desc, options=options, value=value,  # noqa: E731
-                                                       layout=w.Layout(width="230px"))
-        self.controls = {
-            "long_share": drop("长请求占比", [(f"{x:.0%}", x) for x in SHARES], 0.05),
-            "long_len": drop("长提示词", [(f"{x // 1000}K", x) for x in LONG_LENS], 64_000),
-            "instances": drop("实例数", [(f"{n}（{n * GPUS_PER_INSTANCE} 卡）", n) for n in INSTANCES], 4),
-            "long_instances": drop("长池实例", [("0（共享池）", 0), ("1", 1), ("2", 2)], 1),
-        }
-        self.table = w.HTML()
-        self.widget = w.VBox([w.HBox(list(self.controls.values())[:2]), w.HBox(list(self.controls.values())[2:]),
-                              self.table])
-        for c in self.controls.values():
-            c.observe(lambda _change: self.update(), names="value")
-        self.update()
+    width, per_row, has_chart = "230px", 2, False
 
-    def choice(self) -> dict:
-        return {k: c.value for k, c in self.controls.items()}
+    def controls_spec(self) -> dict:
+        return {
+            "long_share": ("长请求占比", [(f"{x:.0%}", x) for x in SHARES], 0.05),
+            "long_len": ("长提示词", [(f"{x // 1000}K", x) for x in LONG_LENS], 64_000),
+            "instances": ("实例数", [(f"{n}（{n * GPUS_PER_INSTANCE} 卡）", n) for n in INSTANCES], 4),
+            "long_instances": ("长池实例", [("0（共享池）", 0), ("1", 1), ("2", 2)], 1),
+        }
 
     def update(self) -> PanelAnswer:
         c = self.choice()
@@ -455,9 +442,6 @@ class LongPanel:
         self.table.value = ("<table><tr>" + "".join(cell(h, "th") for h in head) + "</tr>"
                             + "".join("<tr>" + "".join(cell(x) for x in r) + "</tr>" for r in rows) + "</table>")
         return a
-
-    def _repr_mimebundle_(self, **kwargs):
-        return self.widget._repr_mimebundle_(**kwargs)
 
 
 def long_panel() -> LongPanel:
