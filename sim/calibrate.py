@@ -32,6 +32,7 @@ from pathlib import Path
 import numpy as np
 
 from sim import profile as profiles
+from sim.progress import MODES, progress_bar, progress_flag
 from sim.setup import Setup
 
 TERMS = profiles.TERMS
@@ -237,9 +238,10 @@ class Fit:
         return "\n".join(lines)
 
 
-def fit(measurements: list[Measurement], base: Setup, terms=TERMS, seed: int = 0) -> Fit:
+def fit(measurements: list[Measurement], base: Setup, terms=TERMS, seed: int = 0, progress=None) -> Fit:
     """The values of ``terms`` (at most three of ``TERMS``) that make the simulated runs of
-    ``measurements`` on ``base`` closest to the measured ones (least squares on log ratios)."""
+    ``measurements`` on ``base`` closest to the measured ones (least squares on log ratios).
+    ``progress(done)`` is called after each simulated run (``sim.progress.progress_bar``)."""
     terms = tuple(terms)
     if not terms or len(terms) > 3 or len(set(terms)) != len(terms) or any(t not in TERMS for t in terms):
         raise ValueError(f"terms must be one to three distinct names of {TERMS}, got {terms!r}")
@@ -253,17 +255,27 @@ def fit(measurements: list[Measurement], base: Setup, terms=TERMS, seed: int = 0
             values["mfu"] = min(values["mfu"], 1.0)
         return base.replace(**values)
 
+    runs = 0
+
+    def simulated(s, m):
+        nonlocal runs
+        out = simulated_stats(s, m, seed)
+        runs += 1
+        if progress is not None:
+            progress(runs)
+        return out
+
     def residuals(x):
         s = setup_at(x)
         return np.array([math.log(max(sim[k], 1e-12) / m.stats[k])
-                         for m in measurements for sim in [simulated_stats(s, m, seed)] for k in STATS
+                         for m in measurements for sim in [simulated(s, m)] for k in STATS
                          if m.stats.get(k, 0) > 0])
 
     x, iterations = _levenberg_marquardt(residuals, np.zeros(len(terms)))
     s = setup_at(x)
     per_file = {}
     for m in measurements:
-        sim = simulated_stats(s, m, seed)
+        sim = simulated(s, m)
         per_file[m.file] = {k: sim[k] / m.stats[k] - 1 for k in STATS if m.stats.get(k, 0) > 0}
     r = residuals(x)
     return Fit({t: float(getattr(s, t)) for t in terms}, preset, per_file, float(np.sqrt(np.mean(r ** 2))), iterations)
@@ -304,15 +316,16 @@ def _levenberg_marquardt(f, x0: np.ndarray, tol: float = 1e-5):
 
 def calibrate(paths, model: str, gpu: str, *, tp: int = 1, weight_dtype: str = "bf16",
               kv_dtype: str | None = None, mem_util: float = 0.9, max_num_seqs: int = 256,
-              max_num_batched_tokens: int = 8192, terms=TERMS, seed: int = 0) -> tuple[Fit, dict]:
-    """Read ``paths``, fit ``terms`` of the deployment's preset to them; (fit, deployment)."""
+              max_num_batched_tokens: int = 8192, terms=TERMS, seed: int = 0, progress=None) -> tuple[Fit, dict]:
+    """Read ``paths``, fit ``terms`` of the deployment's preset to them; (fit, deployment).
+    ``progress(done)`` is called after each simulated run."""
     from sim import presets
     measurements = [read(p) for p in paths]
     base = presets.instance(model, gpu, tp=tp, weight_dtype=weight_dtype, kv_dtype=kv_dtype, mem_util=mem_util,
                             max_num_seqs=max_num_seqs, max_num_batched_tokens=max_num_batched_tokens)
     deployment = dict(model=presets.model_key(model), gpu=presets.gpu_key(gpu), tp=tp,
                       weight_dtype=weight_dtype, kv_dtype=kv_dtype or weight_dtype)
-    return fit(measurements, base, terms, seed), deployment
+    return fit(measurements, base, terms, seed, progress), deployment
 
 
 def write_profile(path, result: Fit, deployment: dict) -> dict:
@@ -335,14 +348,17 @@ def add_cli(sub) -> None:
     p.add_argument("--max-num-batched-tokens", type=int, default=8192, help="the server's --max-num-batched-tokens")
     p.add_argument("--fit", default=",".join(TERMS), help=f"terms to fit, comma separated (of {', '.join(TERMS)})")
     p.add_argument("--out", default="profile.json", help="where to write the profile (default profile.json)")
+    progress_flag(p)
     p.set_defaults(func=_cli)
 
 
 def _cli(args) -> int:
-    result, deployment = calibrate(args.results, args.model, args.gpu, tp=args.tp, weight_dtype=args.dtype,
-                                   kv_dtype=args.kv_dtype, mem_util=args.mem_util, max_num_seqs=args.max_num_seqs,
-                                   max_num_batched_tokens=args.max_num_batched_tokens,
-                                   terms=[t.strip() for t in args.fit.split(",") if t.strip()])
+    with progress_bar("benchmark runs simulated", enabled=MODES[args.progress]) as bar:
+        result, deployment = calibrate(args.results, args.model, args.gpu, tp=args.tp, weight_dtype=args.dtype,
+                                       kv_dtype=args.kv_dtype, mem_util=args.mem_util,
+                                       max_num_seqs=args.max_num_seqs,
+                                       max_num_batched_tokens=args.max_num_batched_tokens,
+                                       terms=[t.strip() for t in args.fit.split(",") if t.strip()], progress=bar)
     print(result.report())
     write_profile(args.out, result, deployment)
     print(f"wrote {args.out}: use it with --profile {args.out} (plan, sweep, fleet) or "

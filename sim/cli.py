@@ -23,7 +23,7 @@ import sys
 from sim import presets
 from sim.executors import RayNotInstalled
 from sim.planning import plan
-from sim.progress import MODES, progress_bar
+from sim.progress import MODES, progress_bar, progress_flag
 from sim.setup import Setup
 
 FACTORS = ("kv_dtype", "mem_util", "mfu", "bandwidth_util", "step_overhead", "profile")   # presets.instance keywords
@@ -172,13 +172,6 @@ def instance_flags(p: argparse.ArgumentParser) -> None:
     factor_flags(p)
     p.add_argument("--gpu-hour-usd", type=float, default=None,
                    help="price per GPU-hour (default: sim.presets.GPU_HOUR_USD)")
-
-
-def progress_flag(p: argparse.ArgumentParser) -> None:
-    """``--progress auto | always | never``, for any command that runs longer than a second; pass
-    ``enabled=MODES[args.progress]`` to ``sim.progress.progress_bar``."""
-    p.add_argument("--progress", default="auto", choices=list(MODES),
-                   help="progress on stderr: auto (when stderr is a terminal, the default), always, never")
 
 
 def _parser() -> argparse.ArgumentParser:

@@ -23,6 +23,13 @@ MODES = {"auto": None, "always": True, "never": False}     # the CLI's --progres
 REDRAW_S = 0.1                                             # the plain counter redraws at most this often
 
 
+def progress_flag(parser) -> None:
+    """``--progress auto | always | never`` on an argparse parser, for any command that runs longer
+    than a second; pass ``enabled=MODES[args.progress]`` to ``progress_bar``."""
+    parser.add_argument("--progress", default="auto", choices=list(MODES),
+                        help="progress on stderr: auto (when stderr is a terminal, the default), always, never")
+
+
 def progress_bar(what: str, *, enabled: bool | None = None, stream=None, delay_s: float = 1.0,
                  total: int | None = None) -> Progress:
     """A ``Progress`` counting ``what`` ("options", "fleets simulated") on ``stream`` (stderr)."""

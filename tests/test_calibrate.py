@@ -42,6 +42,13 @@ def test_known_terms_are_recovered_within_2_percent(fitted):
     assert all(abs(e) < 0.02 for r in fit.residuals.values() for e in r.values())
 
 
+def test_progress_counts_every_simulated_run(files):
+    ms = [calibrate.read(f) for f in files[:1]]
+    seen = []
+    calibrate.fit(ms, TRUE, terms=["mfu"], progress=seen.append)
+    assert seen == list(range(1, len(seen) + 1)) and len(seen) >= 3   # residuals, Jacobian, final
+
+
 def test_fewer_terms_fit_only_those(files):
     ms = [calibrate.read(f) for f in files[:2]]
     fit = calibrate.fit(ms, BASE.replace(bandwidth=TRUE.bandwidth, step_overhead=TRUE.step_overhead), terms=["mfu"])
