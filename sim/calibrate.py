@@ -24,7 +24,6 @@ returns the fit with its residuals per file; ``write_profile`` saves the terms a
 
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import dataclass
 from pathlib import Path
@@ -66,12 +65,7 @@ def read(path) -> Measurement:
     """A ``vllm bench serve --save-result`` file; ValueError naming the file and the field."""
     path = Path(path)
     where = str(path)
-    try:
-        data = json.loads(path.read_text())
-    except OSError as e:
-        raise ValueError(f"{where}: cannot read it ({e.strerror})") from None
-    except json.JSONDecodeError as e:
-        raise ValueError(f"{where}: not JSON ({e.msg} at line {e.lineno})") from None
+    data = profiles.read_json(path)
     if not isinstance(data, dict):
         raise ValueError(f"{where}: a vllm bench serve result is a JSON object, got {type(data).__name__}")
     field = _Fields(data, where)

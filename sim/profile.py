@@ -29,19 +29,24 @@ TERMS = ("mfu", "bandwidth", "step_overhead")          # the step-model terms a 
 DEPLOYMENT = ("model", "gpu", "tp", "weight_dtype", "kv_dtype")
 
 
+def read_json(path, what: str = "it"):
+    """The JSON in file ``path``; ValueError naming the file when it cannot be read or parsed."""
+    where = str(path)
+    try:
+        return json.loads(Path(path).read_text())
+    except OSError as e:
+        raise ValueError(f"{where}: cannot read {what} ({e.strerror})") from None
+    except json.JSONDecodeError as e:
+        raise ValueError(f"{where}: not JSON ({e.msg} at line {e.lineno})") from None
+
+
 def load(profile) -> dict:
     """A profile from a path or a dict, checked; ValueError naming the file and the field."""
     if isinstance(profile, dict):
         data, where = profile, "profile"
     else:
-        path = Path(profile)
-        where = str(path)
-        try:
-            data = json.loads(path.read_text())
-        except OSError as e:
-            raise ValueError(f"{where}: cannot read the profile ({e.strerror})") from None
-        except json.JSONDecodeError as e:
-            raise ValueError(f"{where}: not JSON ({e.msg} at line {e.lineno})") from None
+        where = str(profile)
+        data = read_json(profile, "the profile")
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         raise ValueError(f"{where}: field 'format' must be {FORMAT!r} (a profile written by python -m sim "
                          f"calibrate), got {data.get('format') if isinstance(data, dict) else type(data).__name__!r}")
