@@ -10,7 +10,6 @@ argument says otherwise; prices are assumptions, stated where they are used.
 
 from __future__ import annotations
 
-import html
 import math
 from dataclasses import dataclass
 from functools import lru_cache
@@ -23,6 +22,7 @@ from sim.fleet import Failures, Fleet, run_fleet, summarize_fleet
 from sim.kv import Paged, PrefixCache
 from sim.metrics import summarize
 from sim.workload import Workload, run
+from course.kit import rows_html
 
 GB = 1e9
 
@@ -675,9 +675,7 @@ def gateway_html(run_: GatewayRun) -> str:
             ("满足 SLO（TTFT ≤ 1 s，TPOT ≤ 50 ms）", f"{run_.slo_ok:.1%}"),
             ("负载不均衡（最多 / 平均）", f"{run_.imbalance:.2f}"),
             ("重试的请求", f"{run_.retries}")]
-    body = "".join(f"<tr><td style='padding:2px 12px 2px 0'>{html.escape(k)}</td><td><b>{html.escape(v)}</b></td></tr>"
-                   for k, v in rows)
-    return f"<table>{body}</table>"
+    return rows_html(rows)
 
 
 class GatewayPanel(_Live):

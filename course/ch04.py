@@ -12,7 +12,6 @@ scaled down to run in seconds on two cores; the notebook says how.
 from __future__ import annotations
 
 import dataclasses
-import html
 import math
 import time
 from dataclasses import dataclass
@@ -28,6 +27,7 @@ from sim.metrics import summarize
 from sim.setup import Setup
 from sim.speculative import Speculative
 from sim.workload import run
+from course.kit import rows_html
 
 GB = 1e9
 DTYPE_BYTES = presets.DTYPE_BYTES
@@ -520,9 +520,7 @@ class SpecPanel:
         start = time.perf_counter()
         v = self.values()
         self.rows = spec_rows(self.base, **v)
-        self.table.value = "<table>" + "".join(
-            f"<tr><td style='padding:2px 12px 2px 0'>{html.escape(a)}</td><td><b>{html.escape(b)}</b></td></tr>"
-            for a, b in self.rows) + "</table>"
+        self.table.value = rows_html(self.rows)
         self.figure = spec_chart(self.base, **v)
         self.chart.value = self.figure.svg()
         self.last_update_s = time.perf_counter() - start

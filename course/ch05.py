@@ -9,14 +9,13 @@ p99 TTFT < 2 s, p99 TPOT < 50 ms.
 
 from __future__ import annotations
 
-import html
 from dataclasses import dataclass
 from functools import lru_cache
 
 from course import plots
 from sim import plan, presets
 from sim.setup import attention_pairs
-from course.kit import DropdownPanel, text_table
+from course.kit import DropdownPanel, rows_html, text_table
 
 GB = 1e9
 SERVICE = dict(qps=200, input_len=2000, output_len=500, ttft_slo=2.0, tpot_slo=0.05)
@@ -245,9 +244,7 @@ def answer_html(a: Answer) -> str:
                   ("精度代价（文献，未模拟）", ACCURACY.get(r.weight_dtype, ""))]
     else:
         lines.append(("不可行", r.reason))
-    cells = "".join(f"<tr><td style='padding:2px 12px 2px 0'>{html.escape(k)}</td><td><b>{html.escape(str(v))}</b>"
-                    f"</td></tr>" for k, v in lines)
-    return f"<table>{cells}</table>"
+    return rows_html(lines)
 
 
 def decode_chart(a: Answer) -> plots.Chart:

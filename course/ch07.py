@@ -11,7 +11,6 @@ grid at which at least ``TARGET`` of the requests meet both SLOs.
 
 from __future__ import annotations
 
-import html
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -21,7 +20,7 @@ import numpy as np
 from sim import presets, trace, workload
 from sim.fleet import Fleet, run_fleet
 from sim.metrics import summarize
-from course.kit import DropdownPanel, text_table
+from course.kit import DropdownPanel, rows_html, text_table
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "traces"
 TRACES = {"code": DATA / "AzureLLMInferenceTrace_code.csv.gz",
@@ -274,9 +273,7 @@ class PDPanel(DropdownPanel):
                 ("每张卡", f"{a.per_gpu:.2f} req/s"),
                 ("该速率下 P99 TTFT", ms(a.ttft_p99_s)), ("该速率下 P99 ITL", ms(a.itl_p99_s)),
                 ("P99 KV 传输", ms(a.transfer_p99_s) if c["layout"].endswith("D") else "（混合部署没有传输）")]
-        self.table.value = "<table>" + "".join(
-            f"<tr><td style='padding:2px 12px 2px 0'>{html.escape(k)}</td><td><b>{html.escape(v)}</b></td></tr>"
-            for k, v in rows) + "</table>"
+        self.table.value = rows_html(rows)
         from course import plots
         chart = plots.Chart(1, width=420, height=230, title="满足两个 SLO 的请求比例")
         chart.add(0, c["layout"], RATES[c["name"]], a.curve, color="#1f77b4")

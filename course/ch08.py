@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import dataclasses
 import heapq
-import html
 import math
 import time
 from dataclasses import dataclass
@@ -26,6 +25,7 @@ from sim import Setup, presets, run, summarize
 from sim.fleet import load as fleet_load
 from sim.speculative import Speculative
 from sim.workload_spec import Workload
+from course.kit import rows_html
 
 CLIENTS = (1, 4, 16, 32, 48, 64, 96, 128, 192, 256)
 TTFT_SLO, TPOT_SLO = 2.0, 0.015          # an interactive service: p99 TTFT 2 s, TPOT 15 ms per request
@@ -406,9 +406,7 @@ class SpecLoadPanel:
         v = self.values()
         self.answer = panel_answer(self.base, **v)
         self.rows = panel_rows(self.answer, v["rate"])
-        self.table.value = "<table>" + "".join(
-            f"<tr><td style='padding:2px 12px 2px 0'>{html.escape(a)}</td><td><b>{html.escape(b)}</b></td></tr>"
-            for a, b in self.rows) + "</table>"
+        self.table.value = rows_html(self.rows)
         self.figure = panel_chart(self.base, self.answer["spec"], self.answer["on"]["running"])
         self.chart.value = self.figure.svg()
         self.last_update_s = time.perf_counter() - start

@@ -16,7 +16,6 @@ The service is chapter 02's: 200 QPS, 2000 tokens in, 500 out, p99 TTFT < 2 s, p
 
 from __future__ import annotations
 
-import html
 import json
 import math
 from dataclasses import dataclass
@@ -29,7 +28,7 @@ from course import plots
 from course.ch05 import SERVICE, decode_step_s, price, table
 from sim import plan, presets
 from sim.presets import efficiency
-from course.kit import DropdownPanel
+from course.kit import DropdownPanel, rows_html
 
 __all__ = ["table", "SERVICE"]      # re-exported: the notebook prints with ch09.table
 
@@ -653,9 +652,7 @@ def answer_html(a: Answer) -> str:
             lines.append(("SLO 内不可行", r.reason))
         if a.pp > 1:
             lines.append(("注意", PP_NOTE))
-    cells = "".join(f"<tr><td style='padding:2px 12px 2px 0'>{html.escape(k)}</td><td><b>{html.escape(str(v))}</b>"
-                    f"</td></tr>" for k, v in lines)
-    return f"<table style='max-width:480px'>{cells}</table>"
+    return rows_html(lines, "max-width:480px")
 
 
 def pp_gpus(row: TPRow, pp: int) -> int:

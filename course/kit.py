@@ -1,4 +1,4 @@
-"""What the chapter modules share: a fixed-width text table, and a panel of dropdowns that answers in
+"""What the chapter modules share: a fixed-width text table, a (label, value) HTML table, and a panel of dropdowns that answers in
 the caller (cached plans and arithmetic, no worker thread).
 
     class MyPanel(DropdownPanel):
@@ -9,6 +9,8 @@ the caller (cached plans and arithmetic, no worker thread).
 
 from __future__ import annotations
 
+import html
+
 
 def text_table(head: list, rows: list) -> str:
     """Columns padded to their widest cell, a dashed rule under the header, trailing spaces cut."""
@@ -17,6 +19,14 @@ def text_table(head: list, rows: list) -> str:
     widths = [max(len(x) for x in col) for col in zip(head, *cells)]
     fmt = lambda r: "  ".join(x.ljust(w) for x, w in zip(r, widths)).rstrip()   # noqa: E731
     return "\n".join([fmt(head), fmt(["-" * w for w in widths])] + [fmt(r) for r in cells])
+
+
+def rows_html(rows, table_style: str = "") -> str:
+    """(label, value) rows as a two-column HTML table, values in bold, both escaped."""
+    style = f" style='{table_style}'" if table_style else ""
+    cells = "".join(f"<tr><td style='padding:2px 12px 2px 0'>{html.escape(str(k))}</td>"
+                    f"<td><b>{html.escape(str(v))}</b></td></tr>" for k, v in rows)
+    return f"<table{style}>{cells}</table>"
 
 
 class DropdownPanel:

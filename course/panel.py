@@ -47,6 +47,7 @@ from sim.metrics import meets_slos, percentile, summarize
 from sim.setup import Setup
 from sim.simulate import simulate
 from sim.validate import check_lengths_fit
+from course.kit import rows_html
 
 # The chapter's service: a 70B dense model, FP8 weights and KV, one instance = 8 x H100 with TP=8.
 KV_BYTES_PER_TOKEN = 2 * 80 * 8 * 128 * 1          # K and V x 80 layers x 8 KV heads x 128 dims x 1 byte
@@ -706,9 +707,7 @@ class RatePanel(_Live):
             ("吞吐 / goodput", f"{s['throughput']:.2f} / {s['goodput']:.2f} req/s"),
             ("这个实例的算力上限", f"{fmt_rate(dist.compute_ceiling)} req/s（当前速率是它的 {dist.load:.0%}）"),
         ]
-        self.table.value = "<table>" + "".join(
-            f"<tr><td style='padding:2px 12px 2px 0'>{html.escape(k)}</td><td><b>{html.escape(v)}</b></td></tr>"
-            for k, v in rows) + "</table>"
+        self.table.value = rows_html(rows)
         self.changed.value = f"<b>变化：</b>{html.escape(rate_changed(before, dist, control))}"
         previous = None if before is None or before is dist else (before.ttft, before.tpot)
         self.figure = plots.distribution_chart(dist.ttft, dist.tpot, TTFT_SLO_S, TPOT_SLO_S, before=previous,

@@ -1,4 +1,4 @@
-"""course/kit.py: the chapters' text table and dropdown panel base."""
+"""course/kit.py: the chapters' text table, key-value HTML table and dropdown panel base."""
 import pytest
 
 from course.kit import DropdownPanel, text_table
@@ -26,3 +26,10 @@ def test_dropdown_panel_updates_once_per_change():
     assert p.calls == 1 and p.table.value == "2 s" and len(p.widget.children) == 3
     p.controls["unit"].value = "ms"
     assert p.calls == 2 and p.table.value == "2 ms"
+
+
+def test_rows_html_escapes_and_bolds_values():
+    from course.kit import rows_html
+    assert rows_html([("a<b", 1.5)], "max-width:10px") == (
+        "<table style='max-width:10px'><tr><td style='padding:2px 12px 2px 0'>a&lt;b</td>"
+        "<td><b>1.5</b></td></tr></table>")
