@@ -13,9 +13,10 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from course import plots
-from sim import plan, presets
-from sim.setup import attention_pairs
 from course.kit import DropdownPanel, rows_html, text_table
+from sim import plan, presets
+from sim.presets.dtypes import WEIGHT_FORMATS
+from sim.setup import attention_pairs
 
 GB = 1e9
 SERVICE = dict(qps=200, input_len=2000, output_len=500, ttft_slo=2.0, tpot_slo=0.05)
@@ -64,7 +65,6 @@ def memory_row(model: str, gpu: str, tp: int, weight_dtype: str, kv_dtype: str,
     """What one instance holds: weights per GPU, KV bytes per token, KV capacity and the full-length
     requests it fits (the calibrated preset's memory: the driver's figure less a runtime reserve)."""
     m = presets.model(model)
-    from sim.presets.dtypes import WEIGHT_FORMATS
     weights = m.total_params * WEIGHT_FORMATS[weight_dtype].bytes / tp / GB
     kv = presets.kv_bytes_per_token(m, tp, kv_dtype) / 1024
     try:

@@ -21,6 +21,7 @@ from sim import presets, trace, workload
 from sim.fleet import Fleet, run_fleet
 from sim.metrics import summarize
 from course.kit import DropdownPanel, rows_html, text_table
+from course import plots
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "traces"
 TRACES = {"code": DATA / "AzureLLMInferenceTrace_code.csv.gz",
@@ -274,7 +275,6 @@ class PDPanel(DropdownPanel):
                 ("该速率下 P99 TTFT", ms(a.ttft_p99_s)), ("该速率下 P99 ITL", ms(a.itl_p99_s)),
                 ("P99 KV 传输", ms(a.transfer_p99_s) if c["layout"].endswith("D") else "（混合部署没有传输）")]
         self.table.value = rows_html(rows)
-        from course import plots
         chart = plots.Chart(1, width=420, height=230, title="满足两个 SLO 的请求比例")
         chart.add(0, c["layout"], RATES[c["name"]], a.curve, color="#1f77b4")
         chart.hline(0, "target", TARGET, color="#999999")

@@ -29,6 +29,7 @@ from course.ch05 import SERVICE, decode_step_s, price, table
 from sim import plan, presets
 from sim.presets import efficiency
 from course.kit import DropdownPanel, rows_html
+from sim.setup import attention_pairs
 
 __all__ = ["table", "SERVICE"]      # re-exported: the notebook prints with ch09.table
 
@@ -166,7 +167,6 @@ def comm_row(model: str, gpu: str, tp: int, tokens: int, weight_dtype: str = "fp
              kv_dtype: str | None = "fp8", context: int | None = None) -> CommRow:
     """The TP all-reduces of one step of ``tokens`` tokens: decode (``context`` per sequence,
     default CONTEXT) when ``tokens`` <= 1024, else one prefill chunk from the start of a prompt."""
-    from sim.setup import attention_pairs
     m = presets.model(model)
     s = presets.instance(model, gpu, tp=tp, weight_dtype=weight_dtype, kv_dtype=kv_dtype)
     alpha, _beta = measured_allreduce(gpu, tp) if tp > 1 else (0.0, math.inf)
@@ -182,7 +182,6 @@ def prefill_gpu_ms_per_token(model: str, gpu: str, tp: int, weight_dtype: str = 
     """GPU-milliseconds one prompt token costs in an 8192-token prefill chunk (step x tp / chunk):
     what prefill capacity per GPU comes down to. ``kernel_table`` puts the measured all-reduce
     time of that chunk's message in place of the presets' alpha + bytes / beta."""
-    from sim.setup import attention_pairs
     m = presets.model(model)
     s = presets.instance(model, gpu, tp=tp, weight_dtype=weight_dtype, kv_dtype=weight_dtype)
     step = s.step_time(chunk, 0, attention_pairs(0, chunk))
@@ -398,7 +397,6 @@ def pp_layout(model: str, gpu: str, tp: int, pp: int, sequences: int = 64, weigh
     computes 1/pp of the layers, so with the pipeline full a prompt token costs what it costs on
     the TP-``tp`` instance (no all-reduce between stages); a lone prompt in ``chunks`` chunks waits
     for the pipeline to fill: (m + p - 1) / (m p) of the TP-``tp`` time for the whole prompt."""
-    from sim.setup import attention_pairs
     d = pp_decode(model, gpu, tp, pp, max(1, sequences // pp), weight_dtype)
     s = presets.instance(model, gpu, tp=tp, weight_dtype=weight_dtype, kv_dtype=weight_dtype)
     whole = s.step_time(prompt, 0, attention_pairs(0, prompt)) * 1e3
@@ -552,7 +550,6 @@ def long_prefill_s(model: str, gpu: str, tp: int, tokens: int, weight_dtype: str
                    chunk: int = 8192) -> float:
     """Seconds one instance takes to prefill a ``tokens``-token prompt alone, chunk by chunk (each
     chunk attends to everything before it: attention grows with the square of the length)."""
-    from sim.setup import attention_pairs
     s = presets.instance(model, gpu, tp=tp, weight_dtype=weight_dtype, kv_dtype=weight_dtype)
     return sum(s.step_time(min(chunk, tokens - done), done, attention_pairs(done, min(chunk, tokens - done)))
                for done in range(0, tokens, chunk))
