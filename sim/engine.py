@@ -146,6 +146,8 @@ class Instance:
         self.visible = 0                  # requests [0, visible) have arrived by now
         self.admitted = 0                 # [0, admitted) were admitted (FIFO): waiting = [admitted, visible)
         self.requeued: deque[int] = deque()        # preempted, back at the queue's head
+        self.behind: deque = deque()               # retracted (RatioReserve: SGLang), back at the tail:
+                                                   # (arrivals then visible, request), in order
         self.run_order: dict[int, None] = {}       # running requests in admission order
         self.prefill: deque[int] = deque()         # running requests still in their prompt, in order
         self.finishes: list[tuple[int, int]] = []  # heap of (step at whose end it finishes, request)
@@ -164,6 +166,8 @@ class Instance:
         # Decoders' progress is the step count itself (aggregates): ``fstep`` is where they end.
         self.computed: list[int] = []
         self.kv = kv_manager(setup)
+        self._requeue_tail = getattr(self.kv, "requeue_tail", False)
+        self._chunk_room = getattr(self.kv, "chunk_room", None)   # a manager that cuts prompt chunks
         self.target = self.inp if not self.kv.preempts else []
         # Run-length step log: each entry is `count` steps from `start`, each computing `tokens`
         # tokens over a context that starts at `ctx0` and grows by `grow` per step, with `dec`
@@ -243,7 +247,7 @@ class Instance:
     def next_time(self) -> float:
         """When the next step starts: now if work is waiting or running, the next submitted
         arrival if idle, inf if nothing is left."""
-        if self.running or self.admitted < self.visible or self.requeued:
+        if self.running or self.admitted < self.visible or self.requeued or self.behind:
             return self.now
         if self.visible < len(self.arr):
             return max(self.now, self.arr[self.visible])
@@ -258,7 +262,7 @@ class Instance:
 
     def queue_len(self) -> int:
         """Requests submitted but not yet admitted."""
-        return len(self.arr) - self.admitted + len(self.requeued)
+        return len(self.arr) - self.admitted + len(self.requeued) + len(self.behind)
 
     def free_kv_tokens(self, t: float) -> int:
         """Free KV tokens at time t (paged: free blocks now, cached ones counting as free)."""
@@ -330,7 +334,7 @@ class Instance:
             while visible < known and arr[visible] <= now:
                 visible += 1
             self.visible = visible
-            if self.running == 0 and self.admitted == visible and not self.requeued:
+            if self.running == 0 and self.admitted == visible and not self.requeued and not self.behind:
                 if visible < known and arr[visible] < until:
                     self.now = arr[visible]
                     continue
@@ -375,6 +379,9 @@ class Instance:
         """The queue's head: a preempted request first, else the oldest arrival; None if empty."""
         if self.requeued:
             return self.requeued[0]
+        behind = self.behind
+        if behind and behind[0][0] <= self.admitted:   # every request waiting before it was admitted
+            return behind[0][1]
         return self.admitted if self.admitted < self.visible else None
 
     def _event_step(self) -> list[int]:
@@ -421,6 +428,7 @@ class Instance:
         blocks are allocated as it is scheduled; one that does not fit preempts (rule 2's victim),
         and the pass ends if the victim is the request itself."""
         prefill, target, computed, kv = self.prefill, self.target, self.computed, self.kv
+        room = self._chunk_room
         pairs = 0
         i = 0
         while i < len(prefill):
@@ -429,6 +437,8 @@ class Instance:
             give = target[r] - done
             if give > budget:
                 give = budget
+            if room is not None:
+                give = room(self, r, give)
             if give <= 0:
                 break
             if kv.preempts and not kv.allocate_chunk(self, r, done + give):
@@ -459,6 +469,8 @@ class Instance:
             self.running += 1
             if requeued:
                 requeued.popleft()
+            elif self.behind and self.behind[0][1] == r:
+                self.behind.popleft()
             else:
                 self.admitted += 1
             self.run_order[r] = None
@@ -532,7 +544,8 @@ class Instance:
 
     def preempt(self, r: int) -> tuple[int, int]:
         """The scheduler's half of a preemption (the KV manager chose ``r`` and frees its KV):
-        ``r`` leaves the running set for the queue's head. Returns (tokens of KV it had computed,
+        ``r`` leaves the running set for the queue's head (a manager with ``requeue_tail``, SGLang's
+        retraction: for its tail, behind the requests waiting now). Returns (tokens of KV it had computed,
         tokens it had generated, -1 if still in its prompt)."""
         self.preempted = True
         del self.run_order[r]
@@ -548,7 +561,10 @@ class Instance:
             self.context -= computed
         self.running -= 1
         self.stats["preemptions"][r] += 1
-        self.requeued.appendleft(r)
+        if self._requeue_tail:                      # behind the requests waiting now
+            self.behind.append((self.visible, r))
+        else:
+            self.requeued.appendleft(r)
         return computed, generated
 
     def _start_decoding(self, r: int, finish_step: int, kv_tokens: int, from_step: int) -> None:

@@ -49,6 +49,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from sim.kv.manager import RESUME
+from sim.kv.ratio import RatioReserve
 from sim.kv.prefix_cache import BlockCache, PrefixCache, block_runs, cacheable_blocks, first_runs
 from sim.result import READBACK, RECOMPUTE, SWAP
 from sim.validate import check_int, check_number
@@ -94,12 +95,12 @@ class Paged:
             check_number("Paged.swap_gbs", self.swap_gbs, 0, note="(GB/s)")
 
 
-KV_POLICIES = {"reserve": Reserve, "paged": Paged}
+KV_POLICIES = {"reserve": Reserve, "paged": Paged, "ratio": RatioReserve}
 
 
 def as_kv_policy(value):
     """``Setup.kv``: None (the handbook's reservation), a name in ``KV_POLICIES`` or a policy object."""
-    if value is None or isinstance(value, Paged):
+    if value is None or isinstance(value, (Paged, RatioReserve)):
         return value
     if isinstance(value, Reserve):
         return None
