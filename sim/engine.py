@@ -5,7 +5,7 @@ steps of decoders only); what KV a request needs is the KV manager's answer (``s
 the handbook's ``Reserve`` by default, ``Paged``), never the scheduler's:
 
 1. Requests whose ``arrival <= now`` join a FIFO waiting queue (preempted requests go back to its
-   head). If nothing waits or runs, ``now`` jumps to the next arrival.
+   head; retracted ones, ``RatioReserve``, to its tail). If nothing waits or runs, ``now`` jumps to the next arrival.
 2. The KV manager allocates the decoders' KV for the step (``allocate_step``); where it falls short
    it preempts running requests (its ``victim``: paged, the most recently admitted) until the rest
    fit, and a step that preempted admits no one (3); one that preempted everyone runs no model.

@@ -30,7 +30,9 @@ The step itself is the simulator's (sim/engine.py's numbered rule, vLLM-like mix
 
 1. Requests with ``arrival <= now`` join the waiting queue (FIFO). Nothing waiting or running:
    ``now`` jumps to the next arrival.
-2. Decode check: with D decoders and ``free`` KV tokens, if D <= free each decoder takes a token
+2. A request in its prompt at the step's start un-fulls the batch (SGLang does not check
+   ``batch_is_full`` while a chunked request runs, and clears it when the last batch shrank).
+   Decode check: with D decoders and ``free`` KV tokens, if D <= free each decoder takes a token
    and the ratio decays ``max(ratio - decay, floor)``; else decoders are retracted (order above)
    while more than ``free`` remain; each victim's KV is freed, it keeps its generated tokens,
    joins the waiting queue's tail and will prefill ``input + generated`` tokens; the ratio is
@@ -39,7 +41,7 @@ The step itself is the simulator's (sim/engine.py's numbered rule, vLLM-like mix
 3. ``rem_total = (capacity - KV held) - (ratio x R + P)``, R the sum over decoders of
    ``min(cap - generated, clip)``, P the outputs this pass reserved. Running prompts in order:
    chunk = min(prompt left, budget, int(rem_total)); none (<= 0) ends the pass; a chunk completing
-   the prompt reserves ``min(cap, clip)`` in P, a shorter one un-fulls the batch.
+   the prompt reserves ``min(cap, clip)`` in P.
 4. Unless the step retracted or the batch is full: while budget > 0, fewer than ``max_num_seqs``
    run and someone waits, the head is admitted if ``prompt + min(max(cap - generated, 0), clip)
    < rem_total``, taking ``min(prompt, budget)`` tokens (reserving as in 3); else the batch is full
@@ -174,7 +176,6 @@ class SglangRatio:
         step.pairs += attention_pairs(q.computed, give)
         if q.computed + give == q.prompt:
             return reserved + min(q.cap, self.p.clip_max_new_tokens)
-        self.full = False
         return reserved
 
     def step(self) -> SStep | None:
@@ -186,6 +187,8 @@ class SglangRatio:
         setup = self.setup
         # context before the step: prompt tokens in the KV, plus generated ones for decoders
         step = SStep(self.now, 0, 0, 0, 0, 0.0)
+        if any(not q.decoding for q in self.running):
+            self.full = False                  # a chunked request runs: the pass tries admission
         self._decode_check(step)
         retracted = bool(step.retracted)
         step.ratio = self.ratio

@@ -18,6 +18,10 @@ talks to it through these calls only; it never sees a block or a reservation:
     free(inst, r)             ``r`` finished: its KV is released
     free_tokens(pending) / cached_prefix_tokens(prefix, n)    what a router may ask
 
+Two optional hooks, used by ``sim.kv.ratio.RatioManager`` (SGLang): ``chunk_room(inst, r, n)``
+cuts a running prompt's chunk of ``n`` tokens to the memory left, and ``requeue_tail = True`` sends
+preempted requests to the waiting queue's tail instead of its head.
+
 Seconds beyond the roofline that a manager's work costs (swap copies, host read-back) and the step
 log's flags for them accumulate in ``extra`` and ``flags``; the engine adds them to the step being
 built and zeroes them. ``Reserve`` (below) is the handbook's rule; ``sim.kv.paged.PagedManager`` is

@@ -32,8 +32,9 @@ The rule, in the engine's step (sim/engine.py), KV counted in tokens (SGLang's p
    The running prompt's chunk is cut to ``int(rem_total)`` (``add_chunked_req``). The queue's head
    is admitted if ``prompt left + min(max_new_tokens - generated, clip) < rem_total`` (strict, as
    ``add_one_req``); otherwise admission stops and the batch is "full": no admission is tried
-   again until a request finishes, a decoder is retracted, or a prompt chunk short of its end
-   ran (SGLang's ``batch_is_full``), however far the ratio decays meanwhile.
+   again until a request finishes, a decoder is retracted, or a step starts with a request in
+   its prompt (SGLang's ``batch_is_full``: cleared when the batch shrinks, not checked while a
+   chunked request runs), however far the ratio decays meanwhile.
 
 ``max_new_tokens`` is the cap the clients send: None for each request's own output length (it
 stops at its cap), or one number >= every output length (requests stop early, as with EOS).
@@ -252,6 +253,8 @@ class RatioManager:
         """Decode check: each decoder's token fits (the ratio decays) or decoders are retracted."""
         self.inst = inst
         self.pass_reserved = 0
+        if inst.prefill:
+            self.full = False                 # a chunked request runs: SGLang tries admission
         self._advance(step)
         D = len(self.a)
         if not D:
@@ -291,13 +294,11 @@ class RatioManager:
 
     def allocate_chunk(self, inst, r: int, tokens: int) -> bool:
         """KV for ``r``'s chunk, its KV to hold ``tokens``; a prompt completing this step reserves
-        its outputs for the rest of the pass, a chunk short of the end lets admission retry."""
+        its outputs for the rest of the pass."""
         self.used += tokens - self.prompt_held[r]
         self.prompt_held[r] = tokens
         if tokens == inst.target[r]:
             self.pass_reserved += min(self.cap[r], self.clip)
-        else:
-            self.full = False
         return True
 
     def quiet_steps(self, step: int, k: int) -> int:
