@@ -218,3 +218,16 @@ def test_what_is_not_modelled_is_refused_clearly():
     inst.submit(0.0, 4, 6, prefilled=True)
     with pytest.raises(ValueError, match="PD decode instances"):
         inst.advance()
+
+
+@pytest.mark.parametrize("start", [0.7, 0.1005, 0.05])       # above, near and below the floor 0.098
+def test_a_quiet_run_decays_as_its_event_steps_would(start):
+    # A retraction may leave the ratio below the floor (SGLang sets it to the survivors' share);
+    # the next decay lifts it to the floor. ``grow`` (k quiet steps) must equal k event decays.
+    from sim.kv import RatioManager
+    quiet, event = (RatioManager(tiny_setup().replace(kv="ratio")) for _ in range(2))
+    quiet.ratio = event.ratio = start
+    quiet.grow(0, 700)
+    for _ in range(700):
+        event._decay()
+    assert quiet.ratio == event.ratio == RatioReserve().min_new_token_ratio

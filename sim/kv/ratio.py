@@ -317,10 +317,11 @@ class RatioManager:
             self.full = True                  # step ``step`` tried the head and was refused
         self.used += len(self.a) * k
         p = self.policy
-        for _ in range(k):
-            if self.ratio <= p.min_new_token_ratio:
+        for _ in range(k):                    # the event steps' decay, k times, until it stops moving
+            ratio = max(self.ratio - p.new_token_ratio_decay, p.min_new_token_ratio)
+            if ratio == self.ratio:
                 break
-            self.ratio = max(self.ratio - p.new_token_ratio_decay, p.min_new_token_ratio)
+            self.ratio = ratio
 
     # --- finishes, and what a router asks ---------------------------------------------------
 
