@@ -22,8 +22,9 @@ The rule, in the engine's step (sim/engine.py), KV counted in tokens (SGLang's p
    A victim's KV is freed; it keeps its output and goes to the waiting queue's tail (behind the
    requests waiting now, ahead of later arrivals); on readmission it prefills its prompt plus the
    tokens it had generated (its next token comes at the end of that prefill). The ratio becomes
-   ``min(1, (sum of the remaining decoders' generated tokens + 20 x their number) / (sum of their
-   max_new_tokens))``. That step admits no one (the engine's rule 2).
+   ``min(1, (sum of the remaining decoders' generated tokens + retract_decode_steps x their
+   number) / (sum of their max_new_tokens))``. That step admits no one (the engine's rule 2).
+   A step without decoders neither checks nor decays.
 2. Every step's admission pass sees ``rem_total = free - (ratio x R + P)``: ``free`` the KV not
    held (this step's decode tokens and chunks already taken), ``R`` the sum over decoders of
    ``min(max_new_tokens - generated, clip_max_new_tokens)``, ``P`` what this pass reserved: a
