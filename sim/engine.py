@@ -5,7 +5,8 @@ steps of decoders only); what KV a request needs is the KV manager's answer (``s
 the handbook's ``Reserve`` by default, ``Paged``), never the scheduler's:
 
 1. Requests whose ``arrival <= now`` join a FIFO waiting queue (preempted requests go back to its
-   head; retracted ones, ``RatioReserve``, to its tail). If nothing waits or runs, ``now`` jumps to the next arrival.
+   head; retracted ones, ``RatioReserve``, to its tail). If nothing waits or runs, ``now`` jumps
+   to the next arrival.
 2. The KV manager allocates the decoders' KV for the step (``allocate_step``); where it falls short
    it preempts running requests (its ``victim``: paged, the most recently admitted) until the rest
    fit, and a step that preempted admits no one (3); one that preempted everyone runs no model.
@@ -545,8 +546,8 @@ class Instance:
     def preempt(self, r: int) -> tuple[int, int]:
         """The scheduler's half of a preemption (the KV manager chose ``r`` and frees its KV):
         ``r`` leaves the running set for the queue's head (a manager with ``requeue_tail``, SGLang's
-        retraction: for its tail, behind the requests waiting now). Returns (tokens of KV it had computed,
-        tokens it had generated, -1 if still in its prompt)."""
+        retraction: for its tail, behind the requests waiting now). Returns (tokens of KV it had
+        computed, tokens it had generated, -1 if still in its prompt)."""
         self.preempted = True
         del self.run_order[r]
         if r in self.fstep:                         # a decoder
