@@ -11,11 +11,14 @@ from sim.fleet.result import FleetResult, WorkerRecord
 from sim.fleet.state import RunState
 
 
-def assemble(st: RunState) -> FleetResult:
+def assemble(st: RunState, per_worker=None) -> FleetResult:
+    """``per_worker``: each worker's ``SimResult`` where the run did not keep them on its instances
+    (the compiled fleet, ``fast``); by default each instance's own ``result()``."""
     n = st.n
     first, finish = np.full(n, math.nan), np.full(n, math.nan)
     fw, fl, dw, dl = (np.asarray(x, dtype=np.int64) for x in (st.fw, st.fl, st.dw, st.dl))
-    per_worker = [w.instance.result() for w in st.workers]
+    if per_worker is None:
+        per_worker = [w.instance.result() for w in st.workers]
     for w, res in zip(st.workers, per_worker):
         m = fw == w.id
         first[m] = res.first_token[fl[m]]
