@@ -4,6 +4,7 @@ read from the instances its current attempt ran on, each worker's lifetime, the 
 from __future__ import annotations
 
 import math
+from operator import itemgetter
 
 import numpy as np
 
@@ -33,7 +34,7 @@ def assemble(st: RunState, per_worker=None) -> FleetResult:
     st.timeline.append((end, *st.timeline[-1][1:]))
     # Steps are committed whole, so a transfer is logged when its prompt's step runs, before
     # arrivals during that step: order the log by time (stable: ties keep processing order).
-    st.events.sort(key=lambda e: e[0])
+    st.events.sort(key=itemgetter(0))
     fleet = st.fleet
     return FleetResult(
         st.arrival, first, finish, st.inp, st.out,

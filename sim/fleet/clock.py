@@ -61,7 +61,7 @@ def run_fleet(fleet: Fleet, workload: Workload, *, sessions=None) -> FleetResult
         sessions = workload.session if workload.session is not None else range(n)
     elif len(sessions) != n:
         raise ValueError(f"sessions must hold one id per request ({n}), got {len(sessions)}")
-    sessions = [int(s) for s in sessions]
+    sessions = list(map(int, sessions))
     _check_lengths(fleet, workload, sessions)
     return _run(RunState(fleet, workload, sessions))
 

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import math
 import random
+from itertools import repeat
 
 import numpy as np
 
@@ -329,9 +330,8 @@ class FastFleet:
             else:                                  # pragma: no cover - no callbacks here
                 raise RuntimeError(f"fleet loop: unexpected status {status}")
         st.fw, st.fl, st.dw, st.dl = where, local, where, local
-        if st.fleet.log_routes:
-            wl = where.tolist()
-            st.events.extend([(t, "route", r, wl[r], None) for r, t in enumerate(st.arrival)])
+        if st.fleet.log_routes:                     # (time, "route", request, instance, None)
+            st.events.extend(zip(st.arrival, repeat("route"), range(st.n), where.tolist(), repeat(None)))
         return [self._result(i) for i in range(self.F.shape[0])]
 
     def _flush(self, i: int) -> None:

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from sim import engine
 from sim.fleet.events import EventQueue
 from sim.fleet.routers import FleetRequest, Router, make_router
@@ -17,9 +19,10 @@ from sim.workload import Workload
 class RunState:
     def __init__(self, fleet: Fleet, workload: Workload, sessions: list[int]):
         self.fleet = fleet
-        self.arrival = [float(a) for a in workload.arrival]
-        self.inp = [int(x) for x in workload.input_len]
-        self.out = [int(x) for x in workload.output_len]
+        # (float / int per request, through numpy: the same values, a fraction of the time)
+        self.arrival = np.asarray(workload.arrival, dtype=float).tolist()
+        self.inp = np.asarray(workload.input_len, dtype=np.int64).tolist()
+        self.out = np.asarray(workload.output_len, dtype=np.int64).tolist()
         self.sessions = sessions
         self.prefix = list(workload.prefix) if workload.prefix is not None else [None] * len(self.inp)
         n = self.n = len(self.arrival)
