@@ -118,7 +118,10 @@ def test_draws_that_differ_send_the_fleet_to_python(monkeypatch):
     """If this Python's random drew differently, the check before the run sees it."""
     fleet = Fleet.of(tiny_setup(), 4, router="power_of_two")
     assert fast.plan(_state(fleet, workload.poisson(10, 5, 2, 2), compiled=True)) is not None
-    monkeypatch.setattr(fast, "_sample_pair", lambda mt, n: (0, 1))
+    for compiled in (True, False):
+        kernels = fast._kernel(compiled)
+        if kernels is not None:
+            monkeypatch.setitem(kernels, "_sample_pair", lambda mt, n: (0, 1))
     assert fast.plan(_state(fleet, workload.poisson(10, 5, 2, 2), compiled=True)) is None
 
 

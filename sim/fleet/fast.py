@@ -53,7 +53,7 @@ WORK_CAP = 512                # running requests the work rows first hold (they 
 _N, _M = 624, 397             # the Mersenne Twister's state size and shift
 
 _mode = "auto"                # "auto" (where the engine compiles), True (wherever eligible), False (never)
-_kernels: dict = {}           # compiled (True) / plain (False) fleet_loop, once built
+_kernels: dict = {}           # compiled (True) / plain (False) kernels, once built
 
 
 def first_capacity(kind: int, n: int, k: int) -> int:
@@ -227,10 +227,12 @@ def _fleet_loop(kind, g, F, S, arr, req, first, fin, work, log_start, log_i, qui
 
 
 def _kernel(compiled: bool):
-    """fleet_loop compiled (None if numba is missing or disabled), or as plain Python."""
+    """The kernels, {name: function}: compiled (None if numba is missing, disabled or fails on
+    them), or the plain Python functions."""
     if compiled not in _kernels:
+        plain = {"_fleet_loop": _fleet_loop, "_randbelow": _randbelow, "_sample_pair": _sample_pair}
         if not compiled:
-            _kernels[False] = _fleet_loop
+            _kernels[False] = plain
         else:
             engine_specs = [(name, fn, None if name == "_event_loop" else sig, calls)   # (first/fin: arrays)
                             for name, fn, sig, calls in _compiled.SPECS]
@@ -242,8 +244,26 @@ def _kernel(compiled: bool):
                 ("_bring", _bring, None, ("_event_loop", "_quiet_until")),
                 ("_fleet_loop", _fleet_loop, None, ("_bring", "_randbelow", "_sample_pair")),
             ])
-            _kernels[True] = None if done is None else done["_fleet_loop"]
+            if done is not None:
+                try:                                 # typed (compiled, or loaded from numba's cache) now
+                    _warm(done)
+                except Exception:                    # pragma: no cover - a numba that cannot compile them
+                    done = None
+            _kernels[True] = None if done is None else {name: done[name] for name in plain}
     return _kernels[compiled]
+
+
+def _warm(kernels) -> None:
+    """Call each kernel once on arrays of the run's types (an empty fleet of one idle instance)."""
+    i64 = np.int64
+    mt = np.zeros(_N + 1, dtype=i64)
+    mt[_N] = _N
+    kernels["_sample_pair"](mt, 2)
+    kernels["_fleet_loop"](LEAST_REQUESTS, 0, np.zeros((1, F_COMM + 1)), np.zeros((1, S_KV_CAP + 1), dtype=i64),
+                           np.zeros((1, 1)), np.zeros((1, 3, 1), dtype=i64), np.zeros((1, 1)), np.zeros((1, 1)),
+                           np.zeros((1, 6, 2), dtype=i64), np.zeros((1, 1)), np.zeros((1, 6, 1), dtype=i64),
+                           np.zeros(1), np.zeros(0), np.zeros(0, dtype=i64), np.zeros(0, dtype=i64),
+                           np.zeros(0, dtype=i64), np.zeros(0, dtype=i64), mt, np.zeros(3, dtype=i64))
 
 
 # --- the Python side ------------------------------------------------------------------------------
@@ -259,29 +279,29 @@ def plan(st):
         return None
     if _mode == "auto" and not st.compiled:
         return None                                # a small run: the Python fleet, no numba
-    loop = _kernel(True) if st.compiled else None
-    if loop is None:
+    kernels = _kernel(True) if st.compiled else None
+    if kernels is None:
         if _mode == "auto":
             return None
-        loop = _kernel(False)
+        kernels = _kernel(False)
     k = fleet.colocated.instances
     mt = np.zeros(_N + 1, dtype=np.int64)
     mt[:] = router.rng.getstate()[1]
-    if kind in (RANDOM, POWER_OF_TWO) and not _draws_match(router.rng, mt, kind, k):
+    if kind in (RANDOM, POWER_OF_TWO) and not _draws_match(kernels, router.rng, mt, kind, k):
         return None
     turn = router.turn.get("colocated", 0) if kind == ROUND_ROBIN else 0
-    return FastFleet(st, loop, kind, mt, turn)
+    return FastFleet(st, kernels["_fleet_loop"], kind, mt, turn)
 
 
-def _draws_match(rng: random.Random, mt, kind: int, k: int) -> bool:
+def _draws_match(kernels, rng: random.Random, mt, kind: int, k: int) -> bool:
     """Whether the written-out draws equal the router's own for its next few requests."""
     twin, state = random.Random(), mt.copy()
     twin.setstate(rng.getstate())
     for _ in range(8):
         if kind == RANDOM:
-            ok = _randbelow(state, k) == twin.randrange(k)
+            ok = kernels["_randbelow"](state, k) == twin.randrange(k)
         else:
-            ok = k == 1 or list(_sample_pair(state, k)) == twin.sample(range(k), 2)
+            ok = k == 1 or list(kernels["_sample_pair"](state, k)) == twin.sample(range(k), 2)
         if not ok:
             return False
     return True
