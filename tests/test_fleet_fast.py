@@ -4,6 +4,7 @@ the same kernels run as plain Python), with its buffers small enough that every 
 Its random routers' draws against ``random.Random``'s own; which fleets it takes; and that a small
 fleet never loads numba."""
 
+import importlib.util
 import random
 import subprocess
 import sys
@@ -14,7 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from conftest import tiny_setup
-from sim import workload
+from sim import _jit, workload
 from sim.fleet import Autoscaler, Failures, Fleet, Pool, fast, run_fleet
 from sim.fleet.routers import LeastRequests, PowerOfTwo
 from sim.fleet.state import RunState
@@ -72,7 +73,7 @@ def buffers(request):
 def test_the_compiled_fleet_equals_the_python_fleet(buffers, sw, instances, router, seed, log_routes):
     setup, w = sw
     fleet = Fleet.of(setup, instances, router=router, seed=seed, log_routes=log_routes)
-    assert fast.plan(_state(fleet, w, compiled=True)) is not None        # (it does take this fleet)
+    assert taken(fleet, w)
     assert_identical(*both(fleet, w))
 
 
@@ -117,12 +118,12 @@ def test_the_written_out_twister_draws_what_random_draws(seed, engine_path):
 def test_draws_that_differ_send_the_fleet_to_python(monkeypatch):
     """If this Python's random drew differently, the check before the run sees it."""
     fleet = Fleet.of(tiny_setup(), 4, router="power_of_two")
-    assert fast.plan(_state(fleet, workload.poisson(10, 5, 2, 2), compiled=True)) is not None
+    assert taken(fleet, workload.poisson(10, 5, 2, 2))
     for compiled in (True, False):
         kernels = fast._kernel(compiled)
         if kernels is not None:
             monkeypatch.setitem(kernels, "_sample_pair", lambda mt, n: (0, 1))
-    assert fast.plan(_state(fleet, workload.poisson(10, 5, 2, 2), compiled=True)) is None
+    assert not taken(fleet, workload.poisson(10, 5, 2, 2))
 
 
 def _state(fleet, w, compiled):
@@ -146,19 +147,31 @@ class Mine(LeastRequests):
     Fleet.of(tiny_setup().replace(kv="paged"), 2, router="least_requests"),
 ], ids=["pd", "failures", "autoscaler", "pools", "prefix_aware", "session_affinity", "subclass", "paged"])
 def test_what_the_compiled_fleet_leaves_to_python(fleet):
+    assert not taken(fleet, workload.poisson(10, 5, 2, 2))
+
+
+def taken(fleet, w) -> bool:
+    """Whether the compiled fleet, forced on, takes this run."""
     saved = fast._mode
     try:
         fast.use_fast(True)
-        assert fast.plan(_state(fleet, workload.poisson(10, 5, 2, 2), compiled=True)) is None
+        return fast.plan(_state(fleet, w, compiled=True)) is not None
     finally:
         fast.use_fast(saved)
 
 
-def test_auto_takes_only_runs_the_engine_compiles():
+def test_auto_takes_only_runs_the_engine_compiles(monkeypatch):
     fleet = Fleet.of(tiny_setup(), 2, router="least_requests")
     w = workload.poisson(10, 5, 2, 2)
     assert fast._mode == "auto"
     assert fast.plan(_state(fleet, w, compiled=False)) is None
+    monkeypatch.setattr(fast, "_kernels", {})                   # nothing loaded: a small run stays in Python
+    assert fast.plan(_state(fleet, w, compiled=True)) is None
+    numba = importlib.util.find_spec("numba") is not None and not _jit.disabled()
+    monkeypatch.setattr(fast, "FAST_MIN_REQUESTS", 5)            # large enough: loaded and used
+    assert (fast.plan(_state(fleet, w, compiled=True)) is not None) == numba
+    monkeypatch.setattr(fast, "FAST_MIN_REQUESTS", 6)            # loaded already: used for any size
+    assert (fast.plan(_state(fleet, w, compiled=True)) is not None) == numba
     fast.use_fast(False)
     try:
         assert fast.plan(_state(fleet, w, compiled=True)) is None

@@ -13,8 +13,8 @@ a router subclass) runs in the Python fleet.
 
 Why: the Python fleet pays an attribute read and, about once per step of each instance, an
 ``Instance.advance`` call from Python per routing read; least_requests reads every instance at every
-arrival, so the fleet cost ~28x the same requests run as independent instances
-(benchmarks/bench_fleet.py). Here a read that finds nothing to run costs a few array loads.
+arrival, so the fleet cost about 25x the same requests run as independent instances
+(benchmarks/bench_fleet.py, the chapter's hour on 16 instances; 4x here). Here a read that finds nothing to run costs a few array loads.
 
 The random routers draw from the router's own ``random.Random``: ``mt_next`` is CPython's
 Mersenne Twister (``genrand_uint32``) and ``randbelow`` / ``sample_pair`` are ``Random._randbelow``
@@ -22,8 +22,9 @@ and ``Random.sample(range(k), 2)`` written out, started from the router's state;
 the reproduction against the router's own draws before trusting it (a Python whose ``random``
 draws differently falls back to the Python fleet).
 
-Used where the engine compiles (``sim.engine.COMPILE_MIN_REQUESTS``, decided once per fleet run):
-small fleets stay on the Python path and never load numba. ``use_fast`` switches it (tests run
+Used where the engine compiles (``sim.engine.COMPILE_MIN_REQUESTS``, decided once per fleet run)
+and the run is large enough to pay for loading it (``FAST_MIN_REQUESTS``): small fleets stay on
+the Python path and never load numba. ``use_fast`` switches it (tests run
 both paths; forced on without numba, the same loop runs as plain Python, slowly).
 """
 
@@ -50,6 +51,11 @@ KINDS = {routers.RoundRobin: ROUND_ROBIN, routers.Random: RANDOM, routers.LeastR
 ROOM = 100                    # fleet_loop's status: instance i's request arrays are full
 LOG_CAP = 8192                # step-log entries buffered per instance between flushes
 WORK_CAP = 512                # running requests the work rows first hold (they double as needed)
+# "auto" loads the compiled fleet for a run of at least this many requests (when the engine compiles
+# it): loading costs ~0.1 s from numba's cache (a few seconds on a machine's first run, compiling),
+# and saves ~10 us per request behind least_requests or power_of_two, ~1 us behind round_robin
+# (measured on the chapter's instance); once loaded, every run the engine compiles uses it.
+FAST_MIN_REQUESTS = 20_000
 _N, _M = 624, 397             # the Mersenne Twister's state size and shift
 
 _mode = "auto"                # "auto" (where the engine compiles), True (wherever eligible), False (never)
@@ -277,8 +283,8 @@ def plan(st):
     setup = fleet.colocated.setup
     if kind is None or setup.kv is not None or setup.speculative is not None:
         return None
-    if _mode == "auto" and not st.compiled:
-        return None                                # a small run: the Python fleet, no numba
+    if _mode == "auto" and not (st.compiled and (st.n >= FAST_MIN_REQUESTS or True in _kernels)):
+        return None                                # a small run: the Python fleet (no numba, no loading)
     kernels = _kernel(True) if st.compiled else None
     if kernels is None:
         if _mode == "auto":
@@ -322,9 +328,10 @@ class FastFleet:
         cap = first_capacity(kind, n, k)
         self.arr, self.req = np.zeros((k, cap)), np.zeros((k, 3, cap), dtype=np.int64)
         self.first, self.fin = np.full((k, cap), math.nan), np.full((k, cap), math.nan)
-        self.work = np.zeros((k, base.work.shape[0], min(setup.max_num_seqs, setup.max_num_batched_tokens, WORK_CAP) + 1),
-                             dtype=np.int64)
-        self.log_start, self.log_i = np.zeros((k, LOG_CAP)), np.zeros((k, base.log_i.shape[0], LOG_CAP), dtype=np.int64)
+        seats = min(setup.max_num_seqs, setup.max_num_batched_tokens, WORK_CAP) + 1
+        self.work = np.zeros((k, base.work.shape[0], seats), dtype=np.int64)
+        self.log_start = np.zeros((k, LOG_CAP))
+        self.log_i = np.zeros((k, base.log_i.shape[0], LOG_CAP), dtype=np.int64)
         self.logs: list[list] = [[] for _ in range(k)]
         self.quiet = np.full(k, -math.inf)
 
@@ -337,8 +344,8 @@ class FastFleet:
         g = 0
         while True:
             status, g, i = self.loop(self.kind, g, self.F, self.S, self.arr, self.req, self.first, self.fin,
-                                     self.work, self.log_start, self.log_i, self.quiet, g_arr, g_inp, g_out, where, local,
-                                     self.mt, self.ctl)
+                                     self.work, self.log_start, self.log_i, self.quiet, g_arr, g_inp, g_out,
+                                     where, local, self.mt, self.ctl)
             if status == DONE:
                 break
             if status == LOG_FULL:
