@@ -372,16 +372,20 @@ def _event_signature(numba):
     return t.int64(f64, i64, f64, i64_2d, times, times, i64_2d, f64, i64_2d)
 
 
+# What ``build`` compiles, in dependency order (``sim._jit.compile_all``'s specs); the compiled
+# fleet (sim/fleet/fast.py) compiles the same functions for its own arrays.
+SPECS = [
+    ("_quiet_loop", _quiet_loop, QUIET_SIGNATURE, ()),
+    ("_heap_push", _heap_push, "int64(int64[::1], int64[::1], int64, int64, int64)", ()),
+    ("_heap_pop", _heap_pop, "int64(int64[::1], int64[::1], int64)", ()),
+    ("_prefill_chunks", _prefill_chunks, None, ()),
+    ("_admit", _admit, None, ("_heap_push",)),
+    ("_end_step", _end_step, None, ("_heap_push", "_heap_pop")),
+    ("_event_loop", _event_loop, _event_signature, ("_quiet_loop", "_prefill_chunks", "_admit", "_end_step")),
+]
+
+
 def build():
     """The compiled ``(quiet_loop, event_loop)``, or None when numba is missing or disabled."""
-    done = compile_all([
-        ("_quiet_loop", _quiet_loop, QUIET_SIGNATURE, ()),
-        ("_heap_push", _heap_push, "int64(int64[::1], int64[::1], int64, int64, int64)", ()),
-        ("_heap_pop", _heap_pop, "int64(int64[::1], int64[::1], int64)", ()),
-        ("_prefill_chunks", _prefill_chunks, None, ()),
-        ("_admit", _admit, None, ("_heap_push",)),
-        ("_end_step", _end_step, None, ("_heap_push", "_heap_pop")),
-        ("_event_loop", _event_loop, _event_signature,
-         ("_quiet_loop", "_prefill_chunks", "_admit", "_end_step")),
-    ])
+    done = compile_all(SPECS)
     return None if done is None else (done["_quiet_loop"], done["_event_loop"])

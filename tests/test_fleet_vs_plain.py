@@ -1,5 +1,6 @@
 """sim.fleet against the plain fleet (tests/fleet_plain.py): per-request times, instances, errors and
-retries equal bit for bit, for every router, PD fleets, failures and autoscaling."""
+retries equal bit for bit, for every router, PD fleets, failures and autoscaling; on the Python
+fleet (with and without ``quiet_until``) and the compiled fleet (sim/fleet/fast.py) where it applies."""
 
 import os
 
@@ -17,15 +18,18 @@ from test_engine_vs_reference import setups
 pytestmark = pytest.mark.usefixtures("engine_path", "quiet_hook")   # both engine paths (conftest.py)
 
 
-@pytest.fixture(scope="module", params=["every read advances", "quiet_until"])
+@pytest.fixture(scope="module", params=["every read advances", "quiet_until", "compiled fleet"])
 def quiet_hook(request):
-    """Each test twice: with the fleet advancing an instance at every read, and with it skipping
-    the advances that ``Instance.quiet_until`` says cannot change what the read sees."""
-    from sim.fleet import worker
-    saved = worker._QUIET
-    worker._QUIET = request.param == "quiet_until"
+    """Each test three times: the Python fleet advancing an instance at every read, the same
+    skipping the advances that ``Instance.quiet_until`` says cannot change what the read sees, and
+    the compiled fleet (``sim.fleet.fast``, forced on: the fleets it does not take run in Python)."""
+    from sim.fleet import fast, worker
+    saved = worker._QUIET, fast._mode
+    worker._QUIET = request.param != "every read advances"
+    fast.use_fast(request.param == "compiled fleet")
     yield request.param
-    worker._QUIET = saved
+    worker._QUIET = saved[0]
+    fast.use_fast(saved[1])
 
 
 def examples(n):
@@ -182,7 +186,7 @@ def test_busy_fleets_equal_the_plain_fleet(chapter_like, quiet_hook, monkeypatch
         calls[worker._QUIET] += 1
         return advance(self, until)
     monkeypatch.setattr(Instance, "advance", counted)
-    hooked = worker._QUIET
+    hooked = quiet_hook == "quiet_until"
     for router in ("least_requests", "least_kv", "power_of_two", "by_length"):
         assert_same(Fleet.of(chapter_like, 4, router=router), w)
         if hooked:

@@ -12,7 +12,8 @@ Modules: ``spec`` (Fleet, Pool, Link, Failures), ``routers`` (the registry), ``c
 the event loop, one handler per event kind), ``events`` (the queue), ``delivery`` (routing and
 sending, PD and colocated), ``transfer`` (PD's prefill steps and KV link), ``failures``,
 ``scaling`` (the autoscaler at run time; its policies in ``autoscale``), ``state``, ``worker``
-(instances advanced when read), ``assemble`` and ``result``, ``metrics``, ``load`` (time-varying
+(instances advanced when read), ``fast`` (the compiled fleet: one loop for a colocated pool
+behind round_robin, random, least_requests, least_kv or power_of_two), ``assemble`` and ``result``, ``metrics``, ``load`` (time-varying
 and day-shaped workloads), ``sizing`` (the cheapest fleet for a load and SLOs).
 """
 

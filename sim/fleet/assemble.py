@@ -4,6 +4,7 @@ read from the instances its current attempt ran on, each worker's lifetime, the 
 from __future__ import annotations
 
 import math
+from operator import itemgetter
 
 import numpy as np
 
@@ -11,11 +12,14 @@ from sim.fleet.result import FleetResult, WorkerRecord
 from sim.fleet.state import RunState
 
 
-def assemble(st: RunState) -> FleetResult:
+def assemble(st: RunState, per_worker=None) -> FleetResult:
+    """``per_worker``: each worker's ``SimResult`` where the run did not keep them on its instances
+    (the compiled fleet, ``fast``); by default each instance's own ``result()``."""
     n = st.n
     first, finish = np.full(n, math.nan), np.full(n, math.nan)
     fw, fl, dw, dl = (np.asarray(x, dtype=np.int64) for x in (st.fw, st.fl, st.dw, st.dl))
-    per_worker = [w.instance.result() for w in st.workers]
+    if per_worker is None:
+        per_worker = [w.instance.result() for w in st.workers]
     for w, res in zip(st.workers, per_worker):
         m = fw == w.id
         first[m] = res.first_token[fl[m]]
@@ -30,7 +34,7 @@ def assemble(st: RunState) -> FleetResult:
     st.timeline.append((end, *st.timeline[-1][1:]))
     # Steps are committed whole, so a transfer is logged when its prompt's step runs, before
     # arrivals during that step: order the log by time (stable: ties keep processing order).
-    st.events.sort(key=lambda e: e[0])
+    st.events.sort(key=itemgetter(0))
     fleet = st.fleet
     return FleetResult(
         st.arrival, first, finish, st.inp, st.out,

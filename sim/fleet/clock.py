@@ -12,6 +12,10 @@ Ties at one instant break by the kinds' priority (``events``: failure first, a p
 then by key and push order, so a run is the same every time. An arrival at the instant a step
 starts joins that step, exactly as in the single-instance engine (``arrival <= now``).
 
+A run whose only events are arrivals -- one colocated pool of the handbook's rule, no failures
+or autoscaling, a router ``fast`` knows -- is handed whole to ``fast`` (the compiled fleet: the
+same routing and steps in one compiled loop) where the engine compiles.
+
 Colocated and decode instances are not stepped by events: they are advanced lazily, when something
 reads their state (``worker``), and to the end once the queue is empty. Prefill instances are
 stepped by events, because each finished prompt starts a KV transfer that must enter the queue
@@ -28,6 +32,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from sim.fleet import fast
 from sim.fleet.assemble import assemble
 from sim.fleet.delivery import Delivery
 from sim.fleet.events import ARRIVAL, DETECT, FAIL, READY, SCALE, STEP, TRANSFER
@@ -56,7 +61,7 @@ def run_fleet(fleet: Fleet, workload: Workload, *, sessions=None) -> FleetResult
         sessions = workload.session if workload.session is not None else range(n)
     elif len(sessions) != n:
         raise ValueError(f"sessions must hold one id per request ({n}), got {len(sessions)}")
-    sessions = [int(s) for s in sessions]
+    sessions = list(map(int, sessions))
     _check_lengths(fleet, workload, sessions)
     return _run(RunState(fleet, workload, sessions))
 
@@ -109,6 +114,9 @@ def _run(st: RunState) -> FleetResult:
     st.refresh_routable()
     failures.start()
     scaling.start()
+    compiled = fast.plan(st)            # arrivals only, a router the compiled loop knows: one loop
+    if compiled is not None:
+        return assemble(st, compiled.run())
 
     by_kind = {ARRIVAL: delivery.route, STEP: transfers.on_step, TRANSFER: transfers.on_transfer,
                FAIL: failures.on_fail, DETECT: failures.on_detect, SCALE: scaling.on_tick, READY: scaling.on_ready}

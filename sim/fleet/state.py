@@ -6,6 +6,9 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
+from sim import engine
 from sim.fleet.events import EventQueue
 from sim.fleet.routers import FleetRequest, Router, make_router
 from sim.fleet.spec import Fleet
@@ -16,9 +19,10 @@ from sim.workload import Workload
 class RunState:
     def __init__(self, fleet: Fleet, workload: Workload, sessions: list[int]):
         self.fleet = fleet
-        self.arrival = [float(a) for a in workload.arrival]
-        self.inp = [int(x) for x in workload.input_len]
-        self.out = [int(x) for x in workload.output_len]
+        # (float / int per request, through numpy: the same values, a fraction of the time)
+        self.arrival = np.asarray(workload.arrival, dtype=float).tolist()
+        self.inp = np.asarray(workload.input_len, dtype=np.int64).tolist()
+        self.out = np.asarray(workload.output_len, dtype=np.int64).tolist()
         self.sessions = sessions
         self.prefix = list(workload.prefix) if workload.prefix is not None else [None] * len(self.inp)
         n = self.n = len(self.arrival)
@@ -37,6 +41,9 @@ class RunState:
         self.error: list[str | None] = [None] * n
         self.xfer = [math.nan] * n
         self.workers: list[Worker] = []
+        # Whether this run uses the compiled loops: the engine's rule (COMPILE_MIN_REQUESTS) asked
+        # once, for the run's requests; its instances are then told they add none (expected 0).
+        self.compiled = engine._compiled_loops(n) is not None
         self.routable: dict[str, list[Worker]] = {}
 
     def request(self, g: int) -> FleetRequest:
@@ -47,7 +54,7 @@ class RunState:
 
     def add_worker(self, pool_name: str, pool, t: float, state: str, on_finish=None) -> Worker:
         w = Worker(len(self.workers), pool_name, pool.setup, pool.gpus_per_instance, self.clock, t,
-                   on_finish, state)
+                   on_finish, state, expected_requests=0)
         w.buffered = not self.router.needs_state       # a router that reads state reads every submission
         self.workers.append(w)
         return w

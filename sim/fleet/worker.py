@@ -14,7 +14,8 @@ accessors; a step in progress counts as not finished).
 If the engine offers ``Instance.quiet_until()`` -- a time T such that, with nothing more
 submitted, its accessors asked at any t < T answer the same whether or not ``advance(t)`` runs
 first -- a read before T skips the advance; ``advance`` gives the same steps however it is cut, so
-the run is the same bit for bit. Without it every read advances.
+the run is the same bit for bit. Without it every read advances. (``fast``, the compiled fleet,
+does the same on arrays for the fleets it takes.)
 """
 
 from __future__ import annotations
@@ -41,9 +42,9 @@ class Worker:
                  "drain_s", "sent_after_failure", "_buffer", "_quiet", "buffered")
 
     def __init__(self, id: int, pool: str, setup, gpus: int, clock: Clock, started_s: float,
-                 on_finish=None, state: str = "up"):
+                 on_finish=None, state: str = "up", expected_requests: int | None = None):
         self.id, self.pool, self.setup, self.gpus, self.clock = id, pool, setup, gpus, clock
-        self.instance = Instance(setup, on_finish=on_finish)
+        self.instance = Instance(setup, on_finish=on_finish, expected_requests=expected_requests)
         self.next_t = math.inf        # the instance's next step start (cached; valid when the buffer is empty)
         self.state = state
         self.in_transit = 0           # routed here, KV still on the link (decode pool)
