@@ -69,29 +69,32 @@ VECTOR_MIN_STEPS = 128       # quiet runs at least this long are advanced with n
 
 def run_requests(setup: Setup, arrival: Sequence[float] | None, input_len: Sequence[int],
                  output_len: Sequence[int], *, concurrency: int | None = None,
-                 think_s: float = 0.0, prefix=None) -> SimResult:
+                 think_s: float = 0.0, prefix=None, priorities=None) -> SimResult:
     """Simulate requests through one instance.
 
     Open loop: ``arrival`` holds each request's arrival time, nondecreasing. Closed loop
     (``concurrency`` given, ``arrival`` None): the first ``concurrency`` requests arrive at t = 0 and
-    every finish sends the next request ``think_s`` later. Lengths are per request. Inputs are
+    every finish sends the next request ``think_s`` later. Lengths are per request, and so are
+    ``priorities`` (ints, smaller = more urgent; ``Paged(policy="priority")`` only). Inputs are
     assumed validated (see ``sim.simulate`` and ``sim.workload``).
     """
     inp = list(map(int, input_len))
     out = list(map(int, output_len))
     n = len(inp)
+    prio = list(priorities) if priorities is not None else None
     if concurrency is None:
         instance = Instance(setup, expected_requests=n)
-        instance.submit_many(list(map(float, arrival)), inp, out, prefix=list(prefix) if prefix else None)
+        instance.submit_many(list(map(float, arrival)), inp, out, prefix=list(prefix) if prefix else None,
+                             priority=prio)
     else:
         first = min(concurrency, n)
         # closed loop: each finish issues the next request think_s later, from inside the step loop
         def issue_next(_request, now):
             k = len(instance.arr)
             if k < n:
-                instance.submit(now + think_s, inp[k], out[k])
+                instance.submit(now + think_s, inp[k], out[k], priority=prio[k] if prio else 0)
         instance = Instance(setup, on_finish=issue_next, expected_requests=n)
-        instance.submit_many([0.0] * first, inp[:first], out[:first])
+        instance.submit_many([0.0] * first, inp[:first], out[:first], priority=prio[:first] if prio else None)
     instance.advance()
     return instance.result()
 
@@ -146,6 +149,16 @@ class Instance:
         self.visible = 0                  # requests [0, visible) have arrived by now
         self.admitted = 0                 # [0, admitted) were admitted (FIFO): waiting = [admitted, visible)
         self.requeued: deque[int] = deque()        # preempted, back at the queue's head
+        # Paged(policy="priority"): every waiting request is in one queue ordered by (priority,
+        # arrival, id), ``requeued`` (arrivals join it at step starts: ``admitted`` counts those
+        # taken in); ``prio`` holds each request's priority, ``chunks`` this step's prompt chunks
+        # (request -> (tokens, pairs)) and ``handed_back`` the scheduled requests preempted since.
+        self.by_priority = getattr(setup.kv, "policy", "fcfs") == "priority"
+        self.prio: list[int] = []
+        self.chunks: dict | None = None
+        self.handed_back: list = []
+        if self.by_priority:
+            self.requeued = PriorityQueue(self.prio, self.arr)
         self.run_order: dict[int, None] = {}       # running requests in admission order
         self.prefill: deque[int] = deque()         # running requests still in their prompt, in order
         self.finishes: list[tuple[int, int]] = []  # heap of (step at whose end it finishes, request)
@@ -198,11 +211,14 @@ class Instance:
     # --- taking requests ---------------------------------------------------------------------
 
     def submit(self, arrival: float, input_len: int, output_len: int, *, prefilled: bool = False,
-               prefix=None) -> int:
+               prefix=None, priority: int = 0) -> int:
         """Queue a request arriving at ``arrival``; returns its local id (submission order).
-        ``prefix``: its prefix identity for a prefix cache (``sim.kv.prefix_cache``)."""
+        ``prefix``: its prefix identity for a prefix cache (``sim.kv.prefix_cache``); ``priority``:
+        an int, smaller = more urgent (vLLM's convention), with ``Paged(policy="priority")`` only."""
         if self.arr and arrival < self.arr[-1]:
             raise ValueError(f"arrival must be nondecreasing per instance: {arrival!r} after {self.arr[-1]!r}")
+        if priority != 0 or self.by_priority:
+            self._check_priorities([priority])
         if prefilled:
             if output_len < 2:
                 raise ValueError(f"output_len of a prefilled request must be >= 2 (its first token came "
@@ -219,9 +235,14 @@ class Instance:
         return len(self.arr) - 1
 
     def submit_many(self, arrival: list[float], input_len: list[int], output_len: list[int],
-                    prefix=None) -> None:
+                    prefix=None, priority=None) -> None:
         """``submit`` for many requests at once (not prefilled; arrivals nondecreasing)."""
         n = len(arrival)
+        if priority is not None or self.by_priority:
+            priority = [0] * n if priority is None else list(priority)
+            if len(priority) != n:
+                raise ValueError(f"priority must give one int per request: {len(priority)} for {n} requests")
+            self._check_priorities(priority)
         self.arr.extend(arrival)
         self.inp.extend(input_len)
         self.out.extend(output_len)
@@ -230,6 +251,19 @@ class Instance:
         self.fin.extend(array("d", [math.nan]) * n)
         self.prefix.extend(prefix if prefix is not None else [None] * n)
         self._grow_features(n, input_len)
+
+    def _check_priorities(self, priority: list) -> None:
+        """Priorities are ints and need ``Paged(policy="priority")`` (as vLLM refuses a priority
+        without its priority scheduler); kept in ``prio``."""
+        for p in priority:
+            if isinstance(p, bool) or not isinstance(p, (int, np.integer)):
+                raise ValueError(f"priority must be an int (smaller = more urgent), got {p!r}")
+        if not self.by_priority:
+            if any(priority):
+                raise ValueError("a request priority needs Setup.kv=sim.kv.Paged(policy='priority'), "
+                                 f"got Setup.kv={self.setup.kv!r} (FCFS)")
+            return
+        self.prio.extend(int(p) for p in priority)
 
     def _grow_features(self, n, input_len) -> None:
         self.computed.extend([0] * n)
@@ -330,6 +364,10 @@ class Instance:
             while visible < known and arr[visible] <= now:
                 visible += 1
             self.visible = visible
+            if self.by_priority and self.admitted < visible:
+                for r in range(self.admitted, visible):   # arrivals join the priority queue
+                    self.requeued.appendleft(r)
+                self.admitted = visible
             if self.running == 0 and self.admitted == visible and not self.requeued:
                 if visible < known and arr[visible] < until:
                     self.now = arr[visible]
@@ -381,13 +419,14 @@ class Instance:
         """One step by the general rule (2-5); returns the requests it finished."""
         kv, spec, step = self.kv, self.spec, self.step
         self.preempted = False
-        if kv.preempts:
-            kv.allocate_step(self, step)               # paged: the decoders' blocks
+        stalled = kv.allocate_step(self, step) if kv.preempts else None   # paged: the decoders' blocks
         k1 = spec.k + 1 if spec is not None else 1     # tokens a decoder computes per step
-        budget = self.setup.max_num_batched_tokens - self.decoders * k1
-        tokens, completed = self.decoders * k1, []
-        budget, tokens, pairs = self._prefill_chunks(budget, tokens, completed)
-        dtok = self.decoders * k1                      # decoders' tokens (speculative: verified ones)
+        idle = len(stalled) if stalled else 0          # priority: decoders the pass did not reach
+        budget = self.setup.max_num_batched_tokens - (self.decoders - idle) * k1
+        tokens, completed, pairs = (self.decoders - idle) * k1, [], 0
+        if not idle:                                   # (a pass that ended early schedules no prompt)
+            budget, tokens, pairs = self._prefill_chunks(budget, tokens, completed)
+        dtok = (self.decoders - idle) * k1             # decoders' tokens (speculative: verified ones)
         if not self.preempted:
             budget, tokens, pairs, dtok = self._admit(budget, tokens, pairs, dtok, completed, k1)
             if tokens == 0:                            # nothing runs and the head never fits
@@ -397,8 +436,10 @@ class Instance:
                                    f"({self.kv.free_tokens(0)} tokens)")
         elif tokens == 0 and not kv.extra:
             return []                                  # everyone was preempted: no model step, no time
+        if idle:
+            self._stall(stalled)
         now, context = self.now, self.context
-        self._log(now, tokens, context, 0, self.decoders, 1, pairs)
+        self._log(now, tokens, context, 0, self.decoders - idle, 1, pairs)
         extra, flags = kv.extra, kv.flags
         if spec is not None and dtok:
             extra += spec.k * spec.draft_cost * self.setup.step_time(dtok // k1, context)
@@ -421,6 +462,7 @@ class Instance:
         blocks are allocated as it is scheduled; one that does not fit preempts (rule 2's victim),
         and the pass ends if the victim is the request itself."""
         prefill, target, computed, kv = self.prefill, self.target, self.computed, self.kv
+        chunks = self.chunks = {} if self.by_priority else None   # priority: victims hand tokens back
         pairs = 0
         i = 0
         while i < len(prefill):
@@ -431,18 +473,39 @@ class Instance:
                 give = budget
             if give <= 0:
                 break
-            if kv.preempts and not kv.allocate_chunk(self, r, done + give):
+            fits = not kv.preempts or kv.allocate_chunk(self, r, done + give)
+            if self.handed_back:                      # requests scheduled earlier were preempted
+                budget, tokens, pairs, i = self._hand_back(budget, tokens, pairs, i, completed)
+            if not fits:
                 break
             budget -= give
             tokens += give
-            pairs += attention_pairs(done, give)
+            p = attention_pairs(done, give)
+            pairs += p
             computed[r] = done + give
+            if chunks is not None:
+                chunks[r] = (give, p)
             if done + give == target[r]:
                 completed.append(r)
             i += 1
+        self.chunks = None
         for _ in completed:
             prefill.popleft()
         return budget, tokens, pairs
+
+    def _hand_back(self, budget, tokens, pairs, i, completed):
+        """Priority: requests scheduled earlier in this pass were preempted; their tokens go back
+        to the budget (vLLM's running pass does the same) and the pass index moves with the queue."""
+        for r, give, p, was_prefill in self.handed_back:
+            budget += give
+            tokens -= give
+            pairs -= p
+            if was_prefill:
+                i -= 1
+                if r in completed:
+                    completed.remove(r)
+        self.handed_back.clear()
+        return budget, tokens, pairs, i
 
     def _admit(self, budget, tokens, pairs, dtok, completed, k1):
         """Rule 3: while budget and seats last, the queue's head is admitted if the KV manager
@@ -536,20 +599,42 @@ class Instance:
         tokens it had generated, -1 if still in its prompt)."""
         self.preempted = True
         del self.run_order[r]
+        chunks = self.chunks                        # priority, prompt chunks being scheduled
         if r in self.fstep:                         # a decoder
             generated = self.out[r] - (self.fstep.pop(r) - self.step + 1)
             self.kv.stop_decoding(r)
             self.decoders -= 1
             self.context -= self.inp[r] + generated
             computed = self.inp[r] + generated - 1
-        else:                                       # still in its prompt: the prefill queue's tail
-            self.prefill.pop()
+            if chunks is not None:                  # it was scheduled and holds its token's slot
+                k1 = self.spec.k + 1 if self.spec is not None else 1
+                self.handed_back.append((r, k1, 0, False))
+                computed += 1
+        else:                                       # still in its prompt (FCFS: the prefill queue's tail)
+            if self.by_priority:
+                self.prefill.remove(r)
+            else:
+                self.prefill.pop()
             generated, computed = -1, self.computed[r]
-            self.context -= computed
+            chunk = chunks.pop(r, None) if chunks is not None else None
+            if chunk is not None:                   # its chunk this step goes back to the budget
+                self.handed_back.append((r, *chunk, True))
+                self.context -= computed - chunk[0]
+            else:
+                self.context -= computed
         self.running -= 1
         self.stats["preemptions"][r] += 1
         self.requeued.appendleft(r)
         return computed, generated
+
+    def _stall(self, decoders) -> None:
+        """Priority: the running pass ended before these decoders (one before them preempted
+        itself): they compute nothing this step, so each finishes a step later."""
+        for r in decoders:
+            f = self.fstep[r] + 1
+            self.fstep[r] = f
+            heapq.heappush(self.finishes, (f, r))
+            self.kv.stall(r)
 
     def _start_decoding(self, r: int, finish_step: int, kv_tokens: int, from_step: int) -> None:
         """``r`` decodes from ``from_step`` over ``kv_tokens`` and finishes at ``finish_step``."""
@@ -591,6 +676,34 @@ class Instance:
         if self.spec is not None:
             res.spec_k = self.spec.k
         return res
+
+
+class PriorityQueue:
+    """The waiting queue of ``Paged(policy="priority")``: request ids by (priority, arrival, id),
+    smallest first (vLLM's priority request queue), with the two calls the FCFS deque's head side
+    is used through (``[0]``, ``popleft``; ``appendleft`` pushes, preempted or arriving)."""
+
+    def __init__(self, prio: list, arr: list):
+        self.heap: list = []
+        self.prio, self.arr = prio, arr
+
+    def __len__(self) -> int:
+        return len(self.heap)
+
+    def __getitem__(self, i: int) -> int:
+        if i != 0:
+            raise IndexError("only the queue's head is indexed")
+        return self.heap[0][2]
+
+    def popleft(self) -> int:
+        return heapq.heappop(self.heap)[2]
+
+    def appendleft(self, r: int) -> None:
+        heapq.heappush(self.heap, (self.prio[r], self.arr[r], r))
+
+    def ids(self) -> list[int]:
+        """Waiting requests, head first."""
+        return [e[2] for e in sorted(self.heap)]
 
 
 def quiet_run(setup: Setup, now: float, context: int, decoders: int, quiet: int, limit: float,

@@ -54,6 +54,7 @@ from sim.result import READBACK, RECOMPUTE, SWAP
 from sim.validate import check_int, check_number
 
 PREEMPTION = ("recompute", "swap")
+POLICIES = ("fcfs", "priority")         # vLLM's SchedulerConfig.policy
 
 
 @dataclass(frozen=True)
@@ -73,12 +74,17 @@ class Paged:
                 [0, 1) (vLLM V1's default 0.0; V0 used 0.01 on every admission)
     preemption  "recompute" (drop the KV, prefill again) or "swap" (copy it to host memory)
     swap_gbs    GB/s of the host link used by swap (required for "swap")
+    policy      "fcfs" (vLLM's default) or "priority" (vLLM's ``--scheduling-policy priority``):
+                the waiting queue is ordered by (request priority, arrival), smaller first, and
+                the preemption victim is the running request with the largest (priority,
+                arrival); requests carry ``priority`` (an int, smaller = more urgent, default 0)
     """
 
     block_size: int = 16
     watermark: float = 0.0
     preemption: str = "recompute"
     swap_gbs: float | None = None
+    policy: str = "fcfs"
     name = "paged"
 
     def __post_init__(self):
@@ -92,6 +98,11 @@ class Paged:
             if self.swap_gbs is None:
                 raise ValueError("Paged.swap_gbs must be given (> 0 GB/s) for preemption='swap'")
             check_number("Paged.swap_gbs", self.swap_gbs, 0, note="(GB/s)")
+        if self.policy not in POLICIES:
+            raise ValueError(f"Paged.policy must be one of {POLICIES}, got {self.policy!r}")
+        if self.policy == "priority" and self.preemption == "swap":
+            raise ValueError("Paged.policy='priority' needs preemption='recompute' (vLLM V1's priority "
+                             "scheduler; swap is V0's)")
 
 
 KV_POLICIES = {"reserve": Reserve, "paged": Paged}
@@ -285,6 +296,7 @@ class PagedManager:
         self.swap_s_per_token = self.blocks.swap_s_per_token
         self.swapped: dict[int, bool] = {}      # swap: request -> whether it was decoding
         self.extra, self.flags = 0.0, 0
+        self.by_priority = setup.kv.policy == "priority"
 
     # --- admission ------------------------------------------------------------------------------
 
@@ -335,20 +347,58 @@ class PagedManager:
             stats["host_tokens"][r] += host
             self.extra += host // self.B * blocks.cache.readback_s
             self.flags |= READBACK
-        if inst.requeued:                             # the head came back from a preemption
+        if inst.stats["preemptions"][r]:              # the head came back from a preemption
             self.flags |= RECOMPUTE
         return cached
 
     # --- the step's blocks and preemption ---------------------------------------------------
 
-    def allocate_step(self, inst, step: int) -> None:
-        """The decoders' new blocks this step, preempting the victim while they do not fit."""
+    def allocate_step(self, inst, step: int):
+        """The decoders' new blocks this step, preempting the victim while they do not fit.
+        Returns None, or (priority) the decoders the running pass did not reach."""
         blocks = self.blocks
         need = blocks.need(step)
+        if need > blocks.free_blocks() and self.by_priority:
+            return self._allocate_in_order(inst, step)
         while need > blocks.free_blocks():
             self._preempt(inst, self.victim(inst))
             need = blocks.need(step)
         blocks.take_step_blocks(need)
+        return None
+
+    def _allocate_in_order(self, inst, step: int):
+        """vLLM's running pass over the decoders, one at a time (priority: the victim may be one
+        already given its block this step, which it hands back; a decoder that is the victim
+        itself ends the pass, and the decoders after it get nothing this step). With FCFS the
+        victims come from the tail, so the aggregate loop above gives the same result."""
+        blocks, phase = self.blocks, self.blocks.phase
+        due = -step % self.B                          # the phase whose decoders need a block now
+        decoders = [r for r in inst.run_order if r in inst.fstep]   # the head of the running order
+        taken, took = 0, {}
+        for i, r in enumerate(decoders):
+            if r not in inst.run_order:               # preempted earlier in this pass
+                continue
+            n = 1 if phase[r] == due else 0
+            while n > blocks.free_blocks() - taken:
+                victim = self.victim(inst)
+                self._preempt(inst, victim)
+                taken -= took.pop(victim, 0)
+                if victim == r:
+                    blocks.take_step_blocks(taken)
+                    return [q for q in decoders[i + 1:] if q in inst.run_order]
+            took[r] = n
+            taken += n
+        blocks.take_step_blocks(taken)
+        return None
+
+    def stall(self, r: int) -> None:
+        """``r`` decodes nothing this step: its KV reaches each block boundary a step later."""
+        blocks = self.blocks
+        ph = blocks.phase[r]
+        blocks.cnt[ph] -= 1
+        ph = (ph - 1) % self.B
+        blocks.cnt[ph] += 1
+        blocks.phase[r] = ph
 
     def allocate_chunk(self, inst, r: int, tokens: int) -> bool:
         """Blocks for ``r``'s prompt chunk, its KV to hold ``tokens``; while they do not fit, the
@@ -363,8 +413,17 @@ class PagedManager:
         return True
 
     def victim(self, inst) -> int:
-        """The most recently admitted running request."""
-        return next(reversed(inst.run_order))
+        """FCFS: the most recently admitted running request (V1's ``running`` tail). Priority: the
+        running request with the largest (priority, arrival), the first in admission order on a tie."""
+        if not self.by_priority:
+            return next(reversed(inst.run_order))
+        prio, arr = inst.prio, inst.arr
+        best, key = -1, None
+        for r in inst.run_order:
+            k = (prio[r], arr[r])
+            if key is None or k > key:
+                best, key = r, k
+        return best
 
     def _preempt(self, inst, r: int) -> None:
         computed, generated = inst.preempt(r)
