@@ -190,6 +190,10 @@ class Instance:
         self.log_flags: dict[int, int] = {}
         self.spec = setup.speculative
         self.spec_growth: dict[int, int] = {}      # speculative: step -> tokens its decoders emit
+        # speculative with paged KV: decoder -> (first decode step, tokens per step), to undo on
+        # preemption; and the placeholder drafts (V1's padding) scheduled in the step being built
+        self.spec_emits: dict[int, tuple] | None = {} if self.spec is not None and self.kv.preempts else None
+        self.placeholders = 0
         self.stats: dict[str, list] = {}           # per-request feature counters (see result())
         if setup.kv is not None:
             self.stats.update(preemptions=[], cached_tokens=[], host_tokens=[], prompt_tokens=[])
@@ -220,6 +224,9 @@ class Instance:
         if priority != 0 or self.by_priority:
             self._check_priorities([priority])
         if prefilled:
+            if self.spec_emits is not None:
+                raise ValueError("prefilled requests (PD) with speculative decoding and paged KV are not "
+                                 "modelled (vLLM V1 takes them through a KV connector)")
             if output_len < 2:
                 raise ValueError(f"output_len of a prefilled request must be >= 2 (its first token came "
                                  f"with the prompt), got {output_len!r}")
@@ -453,7 +460,8 @@ class Instance:
         if spec is None:
             self.context = context + tokens
         else:
-            self.context = context + tokens - dtok + self.spec_growth.pop(step, 0)
+            self.context = context + tokens - dtok - self.placeholders + self.spec_growth.pop(step, 0)
+            self.placeholders = 0
         return self._end_step(completed)
 
     def _prefill_chunks(self, budget: int, tokens: int, completed: list):
@@ -512,10 +520,20 @@ class Instance:
         says it fits (with its cached tokens); it takes its first chunk, or decodes at once."""
         kv, inp, out, target, computed = self.kv, self.inp, self.out, self.target, self.computed
         max_seqs, requeued = self.setup.max_num_seqs, self.requeued
+        paged_spec, pad = self.spec_emits is not None, False
+        only_decoders = paged_spec and 0 < tokens == dtok     # V1 pads a 1-token prompt beside them
         while budget > 0 and self.running < max_seqs:
             r = self._head()
             if r is None:
                 break
+            if paged_spec:
+                # V1 admits only if this chunk plus k lookahead slots fit too (no prefix cache
+                # with speculation here, so no hits); a 1-token prompt beside decoders only is
+                # scheduled 1 + k tokens, k of them placeholder drafts (pad_spec_decode)
+                pad = target[r] == 1 and only_decoders
+                want = k1 if pad else min(target[r], budget)
+                if want > budget or not kv.lookahead_fits(self, r, want):
+                    break
             cached = kv.admit(self, r)
             if cached is None:
                 break
@@ -538,13 +556,19 @@ class Instance:
                 if cached == RESUME or self.spec is None:
                     finish = self.step + out[r] - g - 1
                 else:
-                    finish = self._speculate(r, out[r] - 1, self.step)
+                    finish = self._speculate(r, out[r] - 1, self.step, inp[r] + g)
                 self._start_decoding(r, finish, inp[r] + g, self.step + 1)
                 continue
             self.context += cached
             left = target[r] - cached
             give = min(left, budget)
-            kv.allocate_chunk(self, r, cached + give)  # fits: admission checked the whole prompt
+            if pad:                                    # its placeholder drafts: slots, budget, time
+                kv.allocate_chunk(self, r, cached + k1)
+                self.placeholders += k1 - give
+                budget -= k1 - give
+                tokens += k1 - give
+            else:
+                kv.allocate_chunk(self, r, cached + give)   # fits: admission checked the whole prompt
             budget -= give
             tokens += give
             pairs += attention_pairs(cached, give)
@@ -566,6 +590,8 @@ class Instance:
                 continue
             del fstep[r]
             kv.stop_decoding(r)
+            if self.spec_emits is not None:
+                del self.spec_emits[r]
             freed.append(r)
             self.decoders -= 1
         now = self.now
@@ -577,7 +603,7 @@ class Instance:
             if left == 1:
                 freed.append(r)
                 continue
-            finish = step + left - 1 if self.spec is None else self._speculate(r, out[r] - 1, step + 1)
+            finish = step + left - 1 if self.spec is None else self._speculate(r, left - 1, step + 1, target[r])
             self._start_decoding(r, finish, target[r], step + 1)
             self.decoders += 1
         self.last_done, self.last_kv = len(freed), 0
@@ -601,7 +627,8 @@ class Instance:
         del self.run_order[r]
         chunks = self.chunks                        # priority, prompt chunks being scheduled
         if r in self.fstep:                         # a decoder
-            generated = self.out[r] - (self.fstep.pop(r) - self.step + 1)
+            f = self.fstep.pop(r)
+            generated = self.out[r] - (f - self.step + 1) if self.spec_emits is None else self._unspeculate(r)
             self.kv.stop_decoding(r)
             self.decoders -= 1
             self.context -= self.inp[r] + generated
@@ -642,15 +669,32 @@ class Instance:
         self.kv.start_decoding(r, kv_tokens, from_step)
         heapq.heappush(self.finishes, (finish_step, r))
 
-    def _speculate(self, r: int, remaining: int, from_step: int) -> int:
-        """Speculative: draw ``r``'s tokens per decode step from ``from_step``; returns its finish step."""
-        emits = self.spec.emissions(r, remaining)
+    def _speculate(self, r: int, remaining: int, from_step: int, kv_tokens: int) -> int:
+        """Speculative: draw ``r``'s tokens per decode step from ``from_step`` (its KV holding
+        ``kv_tokens``), continuing its draws after a preemption; returns its finish step. Paged:
+        the KV manager plans each step's lookahead blocks from the same draws."""
+        steps = self.stats["spec_steps"]
+        emits = self.spec.emissions(r, remaining, steps[r])
         growth = self.spec_growth
         for j, e in enumerate(emits):
             s = from_step + j
             growth[s] = growth.get(s, 0) + e
-        self.stats["spec_steps"][r] += len(emits)
+        steps[r] += len(emits)
+        if self.spec_emits is not None:
+            self.spec_emits[r] = (from_step, emits)
+            self.kv.plan_speculation(r, kv_tokens, from_step, emits)
         return from_step + len(emits) - 1
+
+    def _unspeculate(self, r: int) -> int:
+        """Speculative, paged: ``r`` is preempted before the current step; its later steps' draws
+        are dropped. Returns the tokens it has generated."""
+        from_step, emits = self.spec_emits.pop(r)
+        ran = self.step - from_step
+        growth = self.spec_growth
+        for j in range(ran, len(emits)):
+            growth[from_step + j] -= emits[j]
+        self.stats["spec_steps"][r] -= len(emits) - ran
+        return self.target[r] - self.inp[r] + 1 + sum(emits[:ran])
 
     def _log(self, start, tokens, ctx0, grow, dec, count, pairs) -> None:
         self.log_start.append(start); self.log_tokens.append(tokens); self.log_ctx0.append(ctx0)

@@ -63,9 +63,14 @@ class Speculative:
             a += 1
         return min(1 + a, remaining)
 
-    def emissions(self, request: int, remaining: int) -> list[int]:
-        """Tokens emitted at each of a request's decode steps, until ``remaining`` are out."""
+    def emissions(self, request: int, remaining: int, skip: int = 0) -> list[int]:
+        """Tokens emitted at each of a request's decode steps, until ``remaining`` are out.
+        ``skip``: decode steps it already ran (before a preemption): their draws are consumed
+        first, so a recomputed request continues its own stream, as one generator kept per
+        request across preemptions does."""
         rng, out = self.rng(request), []
+        for _ in range(skip):
+            self.draw(rng, 1)
         while remaining > 0:
             e = self.draw(rng, remaining)
             out.append(e)

@@ -81,6 +81,8 @@ def test_bad_input_names_the_field(kwargs, field):
         Speculative(**kwargs)
 
 
-def test_speculative_needs_the_reservation_rule():
-    with pytest.raises(ValueError, match="Setup.speculative"):
+def test_speculative_with_paged_kv_needs_a_budget_for_every_decoders_drafts():
+    """Paged KV runs speculation as vLLM V1 does, where the budget never cuts a decoder's drafts
+    (tests/test_engine_spec_paged.py); tiny_setup's 8 seats x 5 tokens exceed its budget of 4."""
+    with pytest.raises(ValueError, match=r"max_num_seqs x \(k \+ 1\) <= max_num_batched_tokens"):
         tiny_setup().replace(kv="paged", speculative=Speculative())

@@ -297,6 +297,14 @@ class PagedManager:
         self.swapped: dict[int, bool] = {}      # swap: request -> whether it was decoding
         self.extra, self.flags = 0.0, 0
         self.by_priority = setup.kv.policy == "priority"
+        # Speculative decoding: V1 allocates k lookahead slots beyond every scheduled chunk; a
+        # decoder's tokens per step are drawn (sim.speculative), so its new blocks are planned
+        # per step from its draws (``plan_speculation``) instead of by block phase.
+        spec = setup.speculative
+        self.lookahead = spec.k if spec is not None else 0
+        self.spec_need: dict[int, int] = {}     # step -> new blocks the speculating decoders take
+        self.spec_plans: dict[int, tuple] = {}  # decoder -> (first decode step, blocks held after each)
+        self.taken_through = -1                 # the last step whose decoders' blocks were taken
 
     # --- admission ------------------------------------------------------------------------------
 
@@ -357,6 +365,8 @@ class PagedManager:
         """The decoders' new blocks this step, preempting the victim while they do not fit.
         Returns None, or (priority) the decoders the running pass did not reach."""
         blocks = self.blocks
+        if self.lookahead:
+            return self._allocate_speculative(inst, step)
         need = blocks.need(step)
         if need > blocks.free_blocks() and self.by_priority:
             return self._allocate_in_order(inst, step)
@@ -391,6 +401,55 @@ class PagedManager:
         blocks.take_step_blocks(taken)
         return None
 
+    def _allocate_speculative(self, inst, step: int) -> None:
+        """The speculating decoders' blocks this step (planned from their draws), preempting
+        the victim while they do not fit (FCFS: the tail, so all at once is V1's pass)."""
+        blocks, plan = self.blocks, self.spec_need
+        self.taken_through = step - 1
+        while plan.get(step, 0) > blocks.free_blocks():
+            self._preempt(inst, self.victim(inst))
+        blocks.take_step_blocks(plan.pop(step, 0))
+        self.taken_through = step
+        return None
+
+    def plan_speculation(self, r: int, kv_tokens: int, from_step: int, emits: list) -> None:
+        """``r`` decodes from ``from_step`` with its KV holding ``kv_tokens``, emitting ``emits``
+        tokens per step. Each step V1 holds slots for its known tokens, its k drafts and k
+        lookahead: ``ceil((num_tokens + 2k) / B)`` blocks, num_tokens growing by the emissions."""
+        B, two_k, need = self.B, 2 * self.lookahead, self.spec_need
+        held = self.blocks.base[r]
+        tokens = kv_tokens + 1                        # its prompt and the token it sampled last
+        cum = []
+        for j, e in enumerate(emits):
+            want = -(-(tokens + two_k) // B)
+            if want > held:
+                need[from_step + j] = need.get(from_step + j, 0) + want - held
+                held = want
+            cum.append(held)
+            tokens += e
+        self.spec_plans[r] = (from_step, cum)
+
+    def _end_speculation(self, r: int) -> None:
+        """``r`` stops decoding (finish or preemption): the blocks of steps not yet taken are
+        unplanned, and what it holds is what its release frees."""
+        from_step, cum = self.spec_plans.pop(r)
+        blocks, need = self.blocks, self.spec_need
+        ran = self.taken_through + 1 - from_step      # its decode steps whose blocks were taken
+        prev = cum[ran - 1] if ran > 0 else blocks.base[r]
+        held = prev
+        for j in range(max(ran, 0), len(cum)):
+            if cum[j] > prev:
+                need[from_step + j] -= cum[j] - prev
+            prev = cum[j]
+        blocks.base[r] = held
+
+    def lookahead_fits(self, inst, r: int, tokens: int) -> bool:
+        """Speculative: whether the admission chunk of ``tokens`` plus the lookahead slots fits,
+        with the watermark spare while others run (V1 checks it beside the whole sequence)."""
+        blocks = self.blocks
+        spare = blocks.watermark if inst.running > 0 else 0
+        return -(-(tokens + self.lookahead) // self.B) + spare <= blocks.free_blocks()
+
     def stall(self, r: int) -> None:
         """``r`` decodes nothing this step: its KV reaches each block boundary a step later."""
         blocks = self.blocks
@@ -404,6 +463,7 @@ class PagedManager:
         """Blocks for ``r``'s prompt chunk, its KV to hold ``tokens``; while they do not fit, the
         victim is preempted (vLLM V1's running pass). False if ``r`` itself was."""
         blocks = self.blocks
+        tokens += self.lookahead                      # V1's lookahead slots (speculative decoding)
         while blocks.blocks_to(r, tokens) > blocks.free_blocks():
             victim = self.victim(inst)
             self._preempt(inst, victim)
@@ -446,10 +506,14 @@ class PagedManager:
         self.blocks.grow(step, k)
 
     def start_decoding(self, r: int, kv_tokens: int, step: int) -> None:
-        self.blocks.start_decoding(r, kv_tokens, step)
+        if not self.lookahead:                        # (speculating: plan_speculation)
+            self.blocks.start_decoding(r, kv_tokens, step)
 
     def stop_decoding(self, r: int) -> None:
-        self.blocks.stop_decoding(r)
+        if self.lookahead:
+            self._end_speculation(r)
+        else:
+            self.blocks.stop_decoding(r)
 
     # --- finishes, and what a router asks ---------------------------------------------------
 
