@@ -229,3 +229,33 @@ def test_zero_priorities_are_accepted_everywhere():
     """Priority 0 (the default) is what every request has without a priority scheduler."""
     res = run_requests(tiny_setup(), [0.0, 0.0], [2, 2], [2, 2], priorities=[0, 0])
     assert np.isfinite(res.finish).all()
+
+
+# --- the Workload carries priorities ---------------------------------------------------------------
+
+def test_workload_priorities_reach_the_engine():
+    from dataclasses import replace
+
+    from sim import workload
+    setup = tiny_setup(budget=8, seqs=1, cap=64).replace(kv=Paged(block_size=4, policy="priority"))
+    w = replace(workload.offline(3, 2, 1), priority=(2, 0, 1))
+    assert ticks(workload.run(setup, w).finish) == [6, 2, 4]
+    assert ticks(workload.run(setup, replace(w, priority=None)).finish) == [2, 4, 6]
+    closed = replace(workload.closed_loop(1, 3, 2, 1), priority=[0, 0, 0])
+    assert ticks(workload.run(setup, closed).finish) == [2, 4, 6]
+
+
+def test_bad_workload_priorities_name_the_field():
+    from dataclasses import replace
+
+    from sim import workload
+    w = workload.offline(3, 2, 1)
+    with pytest.raises(ValueError, match=r"Workload.priority must give one int per request \(3\), got 2"):
+        replace(w, priority=(1, 2))
+    with pytest.raises(ValueError, match="Workload.priority must hold ints"):
+        replace(w, priority=(1, 2.5, 0))
+    with pytest.raises(ValueError, match="Workload.priority must give one int per request"):
+        replace(w, priority=3)
+    fcfs = tiny_setup(budget=8, seqs=1, cap=64).replace(kv=Paged(block_size=4))
+    with pytest.raises(ValueError, match="policy='priority'"):
+        workload.run(fcfs, replace(w, priority=(1, 0, 0)))
