@@ -5,20 +5,25 @@ steps of decoders only); what KV a request needs is the KV manager's answer (``s
 the handbook's ``Reserve`` by default, ``Paged``), never the scheduler's:
 
 1. Requests whose ``arrival <= now`` join a FIFO waiting queue (preempted requests go back to its
-   head). If nothing waits or runs, ``now`` jumps to the next arrival.
+   head; ``Paged(policy="priority")``: one queue ordered by (priority, arrival, id)). If nothing
+   waits or runs, ``now`` jumps to the next arrival.
 2. The KV manager allocates the decoders' KV for the step (``allocate_step``); where it falls short
-   it preempts running requests (its ``victim``: paged, the most recently admitted) until the rest
-   fit, and a step that preempted admits no one (3); one that preempted everyone runs no model.
+   it preempts running requests (its ``victim``: paged, the most recently admitted; priority, the
+   least urgent, and decoders after a victim that preempted itself decode nothing this step) until
+   the rest fit, and a step that preempted admits no one (3); one that preempted everyone runs no
+   model. (Paged with speculation: every chunk and decoder also holds k lookahead slots.)
    Budget = ``max_num_batched_tokens``. Running requests, in admission order: a decoding request
    takes 1 token (k + 1 when speculating; even past the budget); one still in its prompt takes
    ``min(prompt tokens left, budget)`` once the KV manager has allocated that chunk
-   (``allocate_chunk``, which may preempt likewise: if the victim is that request, the pass ends);
+   (``allocate_chunk``, which may preempt likewise: if the victim is that request, the pass ends;
+   priority: a victim scheduled earlier in the pass hands its tokens back to the budget);
    the first that would take 0 or fewer ends the pass.
 3. While budget > 0 and fewer than ``max_num_seqs`` run, the queue's head is admitted if the KV
    manager says it fits (handbook: its whole reservation, ``input_len + output_len`` tokens; paged:
    its prompt's blocks less prefix hits, and the watermark). Its cached tokens count as computed;
    it takes ``min(prompt tokens left, budget)`` (its chunk allocated), or decodes at once if its
-   KV arrived whole.
+   KV arrived whole. (Paged with speculation: a 1-token prompt beside decoders only takes 1 + k,
+   k placeholder drafts, as V1 pads it.)
 4. The step lasts ``Setup.step_time(tokens, context, pairs)``, context being the KV held before the
    step and pairs the prompt chunks' (query, key) attention pairs (``setup.attention_pairs``), plus
    the KV manager's seconds (swap, read-back) and the drafts' (speculative).

@@ -22,10 +22,22 @@ of ``block_size`` tokens as a request grows, following vLLM V1 (read at vllm-pro
   generated; the end of that prefill emits its next token. ``swap`` is not V1 (V0 had it): its KV
   is copied to host memory, ``tokens x kv_bytes_per_token / swap_gbs`` seconds added to the step
   that swaps it out and to the one that swaps it back in; host memory is not bounded.
+- ``policy="priority"`` (V1's priority scheduler): the waiting queue is ordered by (priority,
+  arrival, id), smaller first, preempted requests included; the victim is the running request
+  with the largest (priority, arrival), the first in admission order on a tie; a victim already
+  scheduled in the pass hands its tokens back to the budget, and a victim that is the request
+  being scheduled ends the pass, so the decoders after it compute nothing that step;
+- speculative decoding (``Setup.speculative``, V1 with a draft model): every scheduled chunk gets
+  ``k`` lookahead slots beyond it (admission checks the chunk plus lookahead besides the whole
+  sequence), a decoder computes its token and ``k`` drafts, so its KV must hold
+  ``num_tokens + 2k`` slots, growing by the tokens each step emits (drawn per request,
+  ``sim.speculative``; a recomputed request continues its draws); a 1-token prompt admitted
+  beside decoders only is padded to 1 + k tokens (V1's ``pad_spec_decode``).
 
 ``tests/test_engine_vs_vllm.py`` checks the engine against ``tests/vllm_reference.py`` (a plain
 per-request restatement of those vLLM files) bit for bit on all of the above, without prefix
-caching. Not modelled, or modelled otherwise than V1:
+caching (``tests/test_engine_priority.py`` and ``tests/test_engine_spec_paged.py`` for the last
+two). Not modelled, or modelled otherwise than V1:
 
 - prefix caching (sim/kv/prefix_cache.py): blocks are named when their request releases them, not
   when they are scheduled, so requests running side by side do not share a prefix until one of
@@ -35,13 +47,21 @@ caching. Not modelled, or modelled otherwise than V1:
 - decoders take their token even past ``max_num_batched_tokens`` (the handbook's rule; V1 cuts
   them by the budget). With ``max_num_seqs <= max_num_batched_tokens``, which vLLM requires, the
   two cannot differ;
-- speculative decoding with paged KV (V1's lookahead slots), ``priority`` scheduling, long-prefill
-  thresholds, a KV connector (the host tier here is this simulator's own), encoder caches, LoRA.
+- speculative decoding only with FCFS, recompute, no prefix cache and ``max_num_seqs x (k + 1) <=
+  max_num_batched_tokens`` (V1 cuts a decoder's drafts by the budget: not modelled; ``Setup``
+  refuses the other combinations); no prefilled (PD) requests with it; EAGLE's hashing;
+- ``priority`` with ``swap`` (refused: V1 has no swap); priorities with the handbook's ``Reserve``
+  (it never preempts, so a priority would only order admission: refused, use ``Paged``);
+- long-prefill thresholds, a KV connector (the host tier here is this simulator's own), encoder
+  caches, LoRA.
 
 Aggregates keep the engine exact and fast: a decoder's KV grows by one token a step, so whether it
 needs a block at step s depends only on ``(L - s) mod B``, fixed while it decodes. Counting
 decoders per phase gives every step's new blocks without touching a request, and the number of
-steps a quiet run can take before the blocks run out.
+steps a quiet run can take before the blocks run out. Two rules need more: with ``priority`` a
+step whose decoders' blocks fall short is scheduled one decoder at a time (the victim can be
+anywhere in the running order); speculating decoders grow by their drawn tokens, so each one's
+blocks per step are planned from its draws when it starts decoding (every step is an event step).
 """
 
 from __future__ import annotations
