@@ -436,7 +436,7 @@ class Instance:
         idle = len(stalled) if stalled else 0          # priority: decoders the pass did not reach
         budget = self.setup.max_num_batched_tokens - (self.decoders - idle) * k1
         tokens, completed, pairs = (self.decoders - idle) * k1, [], 0
-        if not idle:                                   # (a pass that ended early schedules no prompt)
+        if stalled is None:                            # (a pass that ended early schedules no prompt)
             budget, tokens, pairs = self._prefill_chunks(budget, tokens, completed)
         dtok = (self.decoders - idle) * k1             # decoders' tokens (speculative: verified ones)
         if not self.preempted:
@@ -667,6 +667,14 @@ class Instance:
             self.fstep[r] = f
             heapq.heappush(self.finishes, (f, r))
             self.kv.stall(r)
+            if self.spec_emits is not None:        # speculating: its draws move on by one step
+                from_step, emits = self.spec_emits[r]
+                growth, ran = self.spec_growth, self.step - from_step
+                for j in range(ran, len(emits)):
+                    growth[from_step + j] -= emits[j]
+                for j in range(ran, len(emits)):
+                    growth[from_step + j + 1] = growth.get(from_step + j + 1, 0) + emits[j]
+                self.spec_emits[r] = (from_step + 1, emits)
 
     def _start_decoding(self, r: int, finish_step: int, kv_tokens: int, from_step: int) -> None:
         """``r`` decodes from ``from_step`` over ``kv_tokens`` and finishes at ``finish_step``."""

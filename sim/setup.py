@@ -159,8 +159,6 @@ def _check_speculative_paged(setup: Setup) -> None:
     if kv.preemption != "recompute":
         raise ValueError("Setup.speculative with paged KV needs Paged.preemption='recompute' (vLLM V1's; "
                          "swap is V0's)")
-    if kv.policy != "fcfs":
-        raise ValueError("Setup.speculative with Paged.policy='priority' is not modelled; use policy='fcfs'")
     if setup.prefix_cache is not None:
         raise ValueError("Setup.speculative with Setup.prefix_cache is not modelled; drop one of them")
     if setup.max_num_seqs * (k + 1) > setup.max_num_batched_tokens:

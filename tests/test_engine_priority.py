@@ -120,6 +120,21 @@ def test_a_decoder_that_is_its_own_victim_ends_the_pass():
     assert ticks(res.finish) == [9, 19, 15] and res.preemptions.tolist() == [0, 2, 0]
 
 
+def test_a_decoder_that_is_its_own_victim_ends_the_pass_before_the_prompts():
+    """Blocks of 1, 8 blocks, budget 2. r0 (priority 1: 5-token prompt, 4 outputs) at 0; r1 (0: 3
+    tokens) and r2 (0: 1 token) at 3 ticks. At 8 r0 holds 6 blocks and r1 2 (of its 3-token prompt)
+    : r0 needs a block, and the victim max(priority, arrival) is r0 itself, so the pass ends with
+    nothing scheduled and no model runs; the next pass gives r1 its last prompt token and, no one
+    preempted in it, admits r2: 2 tokens at 8 (r1's chunk does not run alone in the preempting
+    pass, which would have held r2 back to 10)."""
+    setup = tiny_setup(budget=2, seqs=3, cap=8).replace(kv=Paged(block_size=1, policy="priority"))
+    args = ([0.0, 3 * TICK, 3 * TICK], [5, 3, 1], [4, 2, 5])
+    res = run_requests(setup, *args, priorities=[1, 0, 0])
+    assert ticks(res.steps.start)[4] == 8 and res.steps.tokens.tolist()[4] == 2
+    assert ticks(res.finish) == [28, 12, 18] and res.preemptions.tolist() == [1, 0, 0]
+    assert engine_mismatches(res, vllm_run(setup, *args, priorities=[1, 0, 0])) == []
+
+
 # --- vLLM's priority tests (tests/test_vllm_scheduler_parity.py), on the engine too -------------
 
 def engine_agrees(stepper, start=0.0):

@@ -9,10 +9,11 @@ for decoders; each draft is accepted as ``sim.speculative.Speculative`` draws (a
 request, kept across preemptions); the rejected drafts' slots are given back to the computed
 counter (``num_computed -= rejected``); the step adds ``k x draft_cost x step_time(decoders,
 context)``; a waiting request that needs one token while only decoders were scheduled is padded to
-1 + k tokens, its placeholder drafts all rejected. Modelled here with FCFS, recompute preemption, no
-prefix cache, and ``max_num_seqs x (k + 1) <= max_num_batched_tokens`` (the budget never cuts a
-decoder's drafts); Setup refuses the other combinations. Timelines are in ticks of 1/1024 s on
-tests/conftest.py's instance (a step of T tokens lasts max(T, 2) ticks when kv = 0).
+1 + k tokens, its placeholder drafts all rejected. Modelled with FCFS or priority scheduling,
+recompute preemption, no prefix cache, and ``max_num_seqs x (k + 1) <= max_num_batched_tokens``
+(the budget never cuts a decoder's drafts); Setup refuses the other combinations. Timelines are
+in ticks of 1/1024 s on tests/conftest.py's instance (a step of T tokens lasts max(T, 2) ticks
+when kv = 0).
 """
 
 import numpy as np
@@ -30,7 +31,7 @@ PROFILE = settings(max_examples=200, deadline=None, suppress_health_check=[Healt
 
 
 @st.composite
-def spec_paged_runs(draw):
+def spec_paged_runs(draw, policy="fcfs"):
     B = draw(st.sampled_from([1, 2, 4, 16]))
     k = draw(st.integers(1, 4))
     seqs = draw(st.integers(1, 6))
@@ -44,9 +45,10 @@ def spec_paged_runs(draw):
     spec = Speculative(k=k, alpha=draw(st.sampled_from([0.0, 0.5, 0.8])),
                        draft_cost=draw(st.sampled_from([0.0, 0.1])), seed=draw(st.integers(0, 3)))
     setup = tiny_setup(kv=draw(st.sampled_from([0, 1])), budget=budget, seqs=seqs, cap=blocks * B).replace(
-        kv=Paged(block_size=B, watermark=watermark), speculative=spec)
+        kv=Paged(block_size=B, watermark=watermark, policy=policy), speculative=spec)
     gaps = draw(st.lists(st.sampled_from([0.0, 0.0, 0.001, 0.01, 0.05]), min_size=n, max_size=n))
-    return setup, list(np.cumsum(gaps)), inputs, outputs
+    priorities = draw(st.lists(st.sampled_from([0, 1, 2]), min_size=n, max_size=n)) if policy == "priority" else None
+    return setup, list(np.cumsum(gaps)), inputs, outputs, priorities
 
 
 def assert_same(res, ref):
@@ -64,14 +66,25 @@ def assert_same(res, ref):
 @PROFILE
 @given(spec_paged_runs())
 def test_spec_paged_engine_equals_the_vllm_v1_reference(case):
-    setup, arrivals, inputs, outputs = case
+    check_against_reference(*case)
+
+
+@PROFILE
+@given(spec_paged_runs(policy="priority"))
+def test_spec_paged_priority_engine_equals_the_vllm_v1_reference(case):
+    """With priority scheduling too: a speculating decoder that is its own victim leaves the ones
+    after it idle for the step (their draws move on by a step), victims hand back 1 + k tokens."""
+    check_against_reference(*case)
+
+
+def check_against_reference(setup, arrivals, inputs, outputs, priorities):
     try:
-        ref = vllm_run(setup, arrivals, inputs, outputs)
+        ref = vllm_run(setup, arrivals, inputs, outputs, priorities=priorities)
     except RuntimeError:                     # a request whose chunk + lookahead never fits
         with pytest.raises(RuntimeError, match="can never be admitted"):
-            run_requests(setup, arrivals, inputs, outputs)
+            run_requests(setup, arrivals, inputs, outputs, priorities=priorities)
         return
-    assert_same(run_requests(setup, arrivals, inputs, outputs), ref)
+    assert_same(run_requests(setup, arrivals, inputs, outputs, priorities=priorities), ref)
 
 
 # --- hand-worked timelines ----------------------------------------------------------------------
@@ -166,7 +179,6 @@ def test_vllm_spec_output_capped_at_max_tokens_on_the_engine():
 
 @pytest.mark.parametrize("kv, extra, message", [
     (Paged(block_size=4, preemption="swap", swap_gbs=10), {}, "Paged.preemption='recompute'"),
-    (Paged(block_size=4, policy="priority"), {}, "Paged.policy='priority' is not modelled"),
     (Paged(block_size=4), {"prefix_cache": PrefixCache()}, "Setup.prefix_cache is not modelled"),
     (Paged(block_size=4), {"max_num_batched_tokens": 9}, r"2 x 5 > 9"),
 ])

@@ -47,7 +47,7 @@ two). Not modelled, or modelled otherwise than V1:
 - decoders take their token even past ``max_num_batched_tokens`` (the handbook's rule; V1 cuts
   them by the budget). With ``max_num_seqs <= max_num_batched_tokens``, which vLLM requires, the
   two cannot differ;
-- speculative decoding only with FCFS, recompute, no prefix cache and ``max_num_seqs x (k + 1) <=
+- speculative decoding only with recompute, no prefix cache and ``max_num_seqs x (k + 1) <=
   max_num_batched_tokens`` (V1 cuts a decoder's drafts by the budget: not modelled; ``Setup``
   refuses the other combinations); no prefilled (PD) requests with it; EAGLE's hashing;
 - ``priority`` with ``swap`` (refused: V1 has no swap); priorities with the handbook's ``Reserve``
@@ -389,48 +389,66 @@ class PagedManager:
             return self._allocate_speculative(inst, step)
         need = blocks.need(step)
         if need > blocks.free_blocks() and self.by_priority:
-            return self._allocate_in_order(inst, step)
+            return self._allocate_in_order(inst, step)[0]
         while need > blocks.free_blocks():
             self._preempt(inst, self.victim(inst))
             need = blocks.need(step)
         blocks.take_step_blocks(need)
         return None
 
-    def _allocate_in_order(self, inst, step: int):
+    def _allocate_in_order(self, inst, step: int, need_of=None):
         """vLLM's running pass over the decoders, one at a time (priority: the victim may be one
         already given its block this step, which it hands back; a decoder that is the victim
         itself ends the pass, and the decoders after it get nothing this step). With FCFS the
-        victims come from the tail, so the aggregate loop above gives the same result."""
+        victims come from the tail, so the aggregate loop above gives the same result.
+        ``need_of(r)``: a decoder's new blocks this step (default: by its block phase). Takes the
+        blocks; returns (the decoders not reached or None, the blocks taken)."""
         blocks, phase = self.blocks, self.blocks.phase
         due = -step % self.B                          # the phase whose decoders need a block now
         decoders = [r for r in inst.run_order if r in inst.fstep]   # the head of the running order
-        taken, took = 0, {}
+        taken, took, stalled = 0, {}, None
         for i, r in enumerate(decoders):
             if r not in inst.run_order:               # preempted earlier in this pass
                 continue
-            n = 1 if phase[r] == due else 0
+            n = need_of(r) if need_of is not None else (1 if phase[r] == due else 0)
             while n > blocks.free_blocks() - taken:
                 victim = self.victim(inst)
                 self._preempt(inst, victim)
                 taken -= took.pop(victim, 0)
                 if victim == r:
-                    blocks.take_step_blocks(taken)
-                    return [q for q in decoders[i + 1:] if q in inst.run_order]
+                    stalled = [q for q in decoders[i + 1:] if q in inst.run_order]
+                    break
+            if stalled is not None:
+                break
             took[r] = n
             taken += n
         blocks.take_step_blocks(taken)
-        return None
+        return stalled, taken
 
     def _allocate_speculative(self, inst, step: int) -> None:
         """The speculating decoders' blocks this step (planned from their draws), preempting
         the victim while they do not fit (FCFS: the tail, so all at once is V1's pass)."""
         blocks, plan = self.blocks, self.spec_need
         self.taken_through = step - 1
+        if self.by_priority and plan.get(step, 0) > blocks.free_blocks():
+            stalled, taken = self._allocate_in_order(inst, step, lambda r: self._step_need(r, step))
+            # what the decoders it reached took leaves the plan; the stalled keep theirs (``stall``)
+            left = plan.pop(step, 0) - taken
+            if left:
+                plan[step] = left
+            self.taken_through = step
+            return stalled
         while plan.get(step, 0) > blocks.free_blocks():
             self._preempt(inst, self.victim(inst))
         blocks.take_step_blocks(plan.pop(step, 0))
         self.taken_through = step
         return None
+
+    def _step_need(self, r: int, step: int) -> int:
+        """A speculating decoder's new blocks in ``step`` (from its plan)."""
+        from_step, cum = self.spec_plans[r]
+        j = step - from_step
+        return cum[j] - (cum[j - 1] if j > 0 else self.blocks.base[r])
 
     def plan_speculation(self, r: int, kv_tokens: int, from_step: int, emits: list) -> None:
         """``r`` decodes from ``from_step`` with its KV holding ``kv_tokens``, emitting ``emits``
@@ -473,6 +491,19 @@ class PagedManager:
     def stall(self, r: int) -> None:
         """``r`` decodes nothing this step: its KV reaches each block boundary a step later."""
         blocks = self.blocks
+        if self.lookahead:                            # its planned steps from this one move on by one
+            from_step, cum = self.spec_plans[r]
+            need, base = self.spec_need, blocks.base[r]
+            moves = []
+            for j in range(self.taken_through - from_step, len(cum)):
+                d = cum[j] - (cum[j - 1] if j > 0 else base)
+                if d:
+                    need[from_step + j] -= d
+                    moves.append((from_step + j + 1, d))
+            for s, d in moves:
+                need[s] = need.get(s, 0) + d
+            self.spec_plans[r] = (from_step + 1, cum)
+            return
         ph = blocks.phase[r]
         blocks.cnt[ph] -= 1
         ph = (ph - 1) % self.B
