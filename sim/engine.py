@@ -370,13 +370,14 @@ class Instance:
         if self._fast is not None:
             return self._fast.advance(self, until)
         arr, finishes, fstep, on_finish = self.arr, self.finishes, self.fstep, self.on_finish
+        by_priority = self.by_priority
         while True:
             # 1. arrivals join the queue; an idle instance jumps to the next arrival
             known, visible, now = len(arr), self.visible, self.now
             while visible < known and arr[visible] <= now:
                 visible += 1
             self.visible = visible
-            if self.by_priority and self.admitted < visible:
+            if by_priority and self.admitted < visible:
                 for r in range(self.admitted, visible):   # arrivals join the priority queue
                     self.requeued.appendleft(r)
                 self.admitted = visible
@@ -433,12 +434,16 @@ class Instance:
         self.preempted = False
         stalled = kv.allocate_step(self, step) if kv.preempts else None   # paged: the decoders' blocks
         k1 = spec.k + 1 if spec is not None else 1     # tokens a decoder computes per step
-        idle = len(stalled) if stalled else 0          # priority: decoders the pass did not reach
-        budget = self.setup.max_num_batched_tokens - (self.decoders - idle) * k1
-        tokens, completed, pairs = (self.decoders - idle) * k1, [], 0
-        if stalled is None:                            # (a pass that ended early schedules no prompt)
+        if stalled is None:
+            idle = 0
+            budget = self.setup.max_num_batched_tokens - self.decoders * k1
+            tokens, completed = self.decoders * k1, []
             budget, tokens, pairs = self._prefill_chunks(budget, tokens, completed)
-        dtok = (self.decoders - idle) * k1             # decoders' tokens (speculative: verified ones)
+            dtok = self.decoders * k1                  # decoders' tokens (speculative: verified ones)
+        else:           # priority: the pass ended at a decoder that preempted itself (no prompt runs)
+            idle = len(stalled)                        # the decoders it did not reach
+            dtok = tokens = (self.decoders - idle) * k1
+            budget, completed, pairs = self.setup.max_num_batched_tokens - tokens, [], 0
         if not self.preempted:
             budget, tokens, pairs, dtok = self._admit(budget, tokens, pairs, dtok, completed, k1)
             if tokens == 0:                            # nothing runs and the head never fits
@@ -476,6 +481,7 @@ class Instance:
         and the pass ends if the victim is the request itself."""
         prefill, target, computed, kv = self.prefill, self.target, self.computed, self.kv
         chunks = self.chunks = {} if self.by_priority else None   # priority: victims hand tokens back
+        handed_back = self.handed_back
         pairs = 0
         i = 0
         while i < len(prefill):
@@ -487,7 +493,7 @@ class Instance:
             if give <= 0:
                 break
             fits = not kv.preempts or kv.allocate_chunk(self, r, done + give)
-            if self.handed_back:                      # requests scheduled earlier were preempted
+            if handed_back:                           # requests scheduled earlier were preempted
                 budget, tokens, pairs, i = self._hand_back(budget, tokens, pairs, i, completed)
             if not fits:
                 break
@@ -588,15 +594,15 @@ class Instance:
         """Rule 5: the step's finishing decoders and completed prompts; returns the finished."""
         finishes, fstep, step, kv = self.finishes, self.fstep, self.step, self.kv
         first, inp, out, target = self.first, self.inp, self.out, self.target
-        freed = []
+        freed, spec_emits = [], self.spec_emits
         while finishes and finishes[0][0] == step:
             r = heapq.heappop(finishes)[1]
             if fstep.get(r) != step:               # a preempted decoder's old entry
                 continue
             del fstep[r]
             kv.stop_decoding(r)
-            if self.spec_emits is not None:
-                del self.spec_emits[r]
+            if spec_emits is not None:
+                del spec_emits[r]
             freed.append(r)
             self.decoders -= 1
         now = self.now
