@@ -274,3 +274,14 @@ def test_bad_workload_priorities_name_the_field():
     fcfs = tiny_setup(budget=8, seqs=1, cap=64).replace(kv=Paged(block_size=4))
     with pytest.raises(ValueError, match="policy='priority'"):
         workload.run(fcfs, replace(w, priority=(1, 0, 0)))
+
+
+def test_a_fleet_refuses_priorities_rather_than_dropping_them():
+    from dataclasses import replace
+
+    from sim import workload
+    from sim.fleet import Fleet, run_fleet
+    setup = tiny_setup(budget=8, seqs=2, cap=64).replace(kv=Paged(block_size=4, policy="priority"))
+    w = replace(workload.poisson(10, 3, 2, 2), priority=(1, 0, 0))
+    with pytest.raises(ValueError, match="Workload.priority: a fleet does not carry"):
+        run_fleet(Fleet.of(setup, 2), w)
