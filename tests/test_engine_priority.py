@@ -285,3 +285,23 @@ def test_a_fleet_refuses_priorities_rather_than_dropping_them():
     w = replace(workload.poisson(10, 3, 2, 2), priority=(1, 0, 0))
     with pytest.raises(ValueError, match="Workload.priority: a fleet does not carry"):
         run_fleet(Fleet.of(setup, 2), w)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(priority_runs(), st.lists(st.floats(0, 0.2), max_size=10))
+def test_a_driven_instance_equals_the_whole_run(case, cuts):
+    """Submitting each request at its arrival after advancing to it (a fleet's way), with extra
+    cuts, gives the whole run bit for bit (the queue takes arrivals at step starts either way)."""
+    setup, arrivals, inputs, outputs, priorities = case
+    whole = run_requests(setup, arrivals, inputs, outputs, priorities=priorities)
+    inst = Instance(setup)
+    times = sorted([(a, 0, i) for i, a in enumerate(arrivals)] + [(c, 1, -1) for c in cuts])
+    for t, kind, i in times:
+        inst.advance(t)
+        if kind == 0:
+            inst.submit(t, inputs[i], outputs[i], priority=priorities[i])
+    inst.advance()
+    driven = inst.result()
+    assert np.array_equal(driven.first_token, whole.first_token)
+    assert np.array_equal(driven.finish, whole.finish)
+    assert np.array_equal(driven.steps.start, whole.steps.start)

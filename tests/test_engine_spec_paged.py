@@ -192,3 +192,26 @@ def test_prefilled_requests_are_refused():
     setup = tiny_setup(budget=10, seqs=2, cap=64).replace(kv=Paged(block_size=4), speculative=Speculative(k=4))
     with pytest.raises(ValueError, match="prefilled requests"):
         Instance(setup).submit(0.0, 4, 4, prefilled=True)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(spec_paged_runs(policy="priority"), st.lists(st.floats(0, 0.2), max_size=10))
+def test_a_driven_instance_equals_the_whole_run(case, cuts):
+    """Submitting each request at its arrival after advancing to it, with extra cuts, gives the
+    whole run bit for bit."""
+    setup, arrivals, inputs, outputs, priorities = case
+    try:
+        whole = run_requests(setup, arrivals, inputs, outputs, priorities=priorities)
+    except RuntimeError:
+        return
+    inst = Instance(setup)
+    times = sorted([(a, 0, i) for i, a in enumerate(arrivals)] + [(c, 1, -1) for c in cuts])
+    for t, kind, i in times:
+        inst.advance(t)
+        if kind == 0:
+            inst.submit(t, inputs[i], outputs[i], priority=priorities[i])
+    inst.advance()
+    driven = inst.result()
+    assert np.array_equal(driven.first_token, whole.first_token)
+    assert np.array_equal(driven.finish, whole.finish)
+    assert np.array_equal(driven.steps.start, whole.steps.start)
