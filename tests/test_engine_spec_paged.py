@@ -215,3 +215,14 @@ def test_a_driven_instance_equals_the_whole_run(case, cuts):
     assert np.array_equal(driven.first_token, whole.first_token)
     assert np.array_equal(driven.finish, whole.finish)
     assert np.array_equal(driven.steps.start, whole.steps.start)
+
+
+def test_a_request_whose_drafts_and_lookahead_never_fit_is_refused_up_front():
+    """Alone, a decoder's last step holds input + output - 1 tokens plus k drafts and k lookahead
+    slots; one that cannot would preempt itself forever, so the run is refused before it starts."""
+    from sim import workload
+    setup = tiny_setup(budget=10, seqs=2, cap=16).replace(kv=Paged(block_size=4), speculative=Speculative(k=2))
+    w = workload.offline(1, 10, 4)                     # 10 + 4 - 1 + 4 = 17 > 16
+    with pytest.raises(ValueError, match=r"input_len \+ output_len - 1 \+ 2k = 17 tokens"):
+        workload.run(setup, w)
+    assert np.isfinite(workload.run(setup, workload.offline(1, 10, 3)).finish).all()   # 16: fits
