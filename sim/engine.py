@@ -13,7 +13,8 @@ the handbook's ``Reserve`` by default, ``Paged``), never the scheduler's:
    the rest fit, and a step that preempted admits no one (3); one that preempted everyone runs no
    model. (Paged with speculation: every chunk and decoder also holds k lookahead slots.)
    Budget = ``max_num_batched_tokens``. Running requests, in admission order: a decoding request
-   takes 1 token (k + 1 when speculating; even past the budget); one still in its prompt takes
+   takes 1 token (k + 1 when speculating; even past the budget, except with paged KV, where V1
+   cuts the drafts: n - 1 of them, or none scheduled); one still in its prompt takes
    ``min(prompt tokens left, budget)`` once the KV manager has allocated that chunk
    (``allocate_chunk``, which may preempt likewise: if the victim is that request, the pass ends;
    priority: a victim scheduled earlier in the pass hands its tokens back to the budget);
@@ -199,6 +200,8 @@ class Instance:
         # preemption; and the placeholder drafts (V1's padding) scheduled in the step being built
         self.spec_emits: dict[int, tuple] | None = {} if self.spec is not None and self.kv.preempts else None
         self.placeholders = 0
+        self.spec_cuts: dict[int, dict] = {}       # request -> {decode step number: drafts} where cut
+        self.cuts: dict | None = None              # this step's cut decoders (request -> tokens)
         self.stats: dict[str, list] = {}           # per-request feature counters (see result())
         if setup.kv is not None:
             self.stats.update(preemptions=[], cached_tokens=[], host_tokens=[], prompt_tokens=[])
@@ -434,15 +437,19 @@ class Instance:
         self.preempted = False
         stalled = kv.allocate_step(self, step) if kv.preempts else None   # paged: the decoders' blocks
         k1 = spec.k + 1 if spec is not None else 1     # tokens a decoder computes per step
+        cuts = self.cuts = kv.cuts if self.spec_emits is not None else None  # drafts the budget cut
+        short = sum(k1 - n for n in cuts.values()) if cuts else 0
         if stalled is None:
             idle = 0
-            budget = self.setup.max_num_batched_tokens - self.decoders * k1
-            tokens, completed = self.decoders * k1, []
+            budget = self.setup.max_num_batched_tokens - self.decoders * k1 + short
+            tokens, completed = self.decoders * k1 - short, []
             budget, tokens, pairs = self._prefill_chunks(budget, tokens, completed)
-            dtok = self.decoders * k1                  # decoders' tokens (speculative: verified ones)
-        else:           # priority: the pass ended at a decoder that preempted itself (no prompt runs)
+            if cuts:                                   # (a cut decoder may have been preempted since)
+                short = sum(k1 - n for r, n in cuts.items() if r in self.fstep)
+            dtok = self.decoders * k1 - short          # decoders' tokens (speculative: verified ones)
+        else:   # the pass ended at a decoder that preempted itself, or the budget ran out (no prompt runs)
             idle = len(stalled)                        # the decoders it did not reach
-            dtok = tokens = (self.decoders - idle) * k1
+            dtok = tokens = (self.decoders - idle) * k1 - short
             budget, completed, pairs = self.setup.max_num_batched_tokens - tokens, [], 0
         if not self.preempted:
             budget, tokens, pairs, dtok = self._admit(budget, tokens, pairs, dtok, completed, k1)
@@ -455,11 +462,15 @@ class Instance:
             return []                                  # everyone was preempted: no model step, no time
         if idle:
             self._stall(stalled)
+        if cuts:
+            for r, n in cuts.items():
+                if r in self.fstep:
+                    self._recut(r, n)
         now, context = self.now, self.context
         self._log(now, tokens, context, 0, self.decoders - idle, 1, pairs)
         extra, flags = kv.extra, kv.flags
         if spec is not None and dtok:
-            extra += spec.k * spec.draft_cost * self.setup.step_time(dtok // k1, context)
+            extra += spec.k * spec.draft_cost * self.setup.step_time(self.decoders - idle, context)
         if extra or flags:
             kv.extra, kv.flags = 0.0, 0
             self.log_extra[len(self.log_start) - 1] = extra
@@ -646,6 +657,8 @@ class Instance:
             computed = self.inp[r] + generated - 1
             if chunks is not None:                  # it was scheduled and holds its token's slot
                 k1 = self.spec.k + 1 if self.spec is not None else 1
+                if self.cuts:
+                    k1 = self.cuts.get(r, k1)
                 self.handed_back.append((r, k1, 0, False))
                 computed += 1
         else:                                       # still in its prompt (FCFS: the prefill queue's tail)
@@ -693,7 +706,7 @@ class Instance:
         ``kv_tokens``), continuing its draws after a preemption; returns its finish step. Paged:
         the KV manager plans each step's lookahead blocks from the same draws."""
         steps = self.stats["spec_steps"]
-        emits = self.spec.emissions(r, remaining, steps[r])
+        emits = self.spec.emissions(r, remaining, steps[r], self.spec_cuts.get(r))
         growth = self.spec_growth
         for j, e in enumerate(emits):
             s = from_step + j
@@ -703,6 +716,29 @@ class Instance:
             self.spec_emits[r] = (from_step, emits)
             self.kv.plan_speculation(r, kv_tokens, from_step, emits)
         return from_step + len(emits) - 1
+
+    def _recut(self, r: int, n: int) -> None:
+        """Speculative, paged: the budget gave decoder ``r`` only ``n`` tokens this step (n - 1
+        drafts, vLLM V1's cut): this step's draw and the later ones are drawn again."""
+        from_step, emits = self.spec_emits[r]
+        j = self.step - from_step
+        growth, steps = self.spec_growth, self.stats["spec_steps"]
+        for jj in range(j, len(emits)):
+            growth[from_step + jj] -= emits[jj]
+        steps[r] -= len(emits) - j
+        cut = self.spec_cuts.setdefault(r, {})
+        cut[steps[r]] = n - 1
+        remaining = self.out[r] - (self.target[r] - self.inp[r] + 1 + sum(emits[:j]))
+        new = self.spec.emissions(r, remaining, steps[r], cut)
+        for jj, e in enumerate(new):
+            growth[self.step + jj] = growth.get(self.step + jj, 0) + e
+        steps[r] += len(new)
+        self.spec_emits[r] = (from_step, emits[:j] + new)
+        f = self.step + len(new) - 1
+        if f != self.fstep[r]:
+            self.fstep[r] = f
+            heapq.heappush(self.finishes, (f, r))
+        self.kv.replan_speculation(r, self.step, n, new)
 
     def _unspeculate(self, r: int) -> int:
         """Speculative, paged: ``r`` is preempted before the current step; its later steps' draws

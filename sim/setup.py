@@ -155,16 +155,12 @@ def _check_features(setup: Setup) -> None:
 def _check_speculative_paged(setup: Setup) -> None:
     """Speculative decoding with paged KV is vLLM V1's (lookahead slots, drafts for decoders only,
     the padding of a 1-token prompt), for the cases the engine models exactly."""
-    kv, k = setup.kv, setup.speculative.k
+    kv = setup.kv
     if kv.preemption != "recompute":
         raise ValueError("Setup.speculative with paged KV needs Paged.preemption='recompute' (vLLM V1's; "
                          "swap is V0's)")
     if setup.prefix_cache is not None:
         raise ValueError("Setup.speculative with Setup.prefix_cache is not modelled; drop one of them")
-    if setup.max_num_seqs * (k + 1) > setup.max_num_batched_tokens:
-        raise ValueError(f"Setup.speculative with paged KV needs max_num_seqs x (k + 1) <= "
-                         f"max_num_batched_tokens, so the budget never cuts a decoder's drafts "
-                         f"(not modelled): {setup.max_num_seqs} x {k + 1} > {setup.max_num_batched_tokens}")
 
 
 def attention_pairs(done: int, chunk: int) -> int:

@@ -56,23 +56,27 @@ class Speculative:
     def rng(self, request: int) -> random.Random:
         return random.Random(self.seed * 2**32 + request)
 
-    def draw(self, rng: random.Random, remaining: int) -> int:
-        """Tokens one step emits for a request that still needs ``remaining``."""
-        a, k, alpha = 0, self.k, self.alpha
+    def draw(self, rng: random.Random, remaining: int, drafts: int | None = None) -> int:
+        """Tokens one step emits for a request that still needs ``remaining``, with ``drafts``
+        drafts (default k; fewer where a token budget cut them, as vLLM V1 does)."""
+        a, k, alpha = 0, self.k if drafts is None else drafts, self.alpha
         while a < k and rng.random() < alpha:
             a += 1
         return min(1 + a, remaining)
 
-    def emissions(self, request: int, remaining: int, skip: int = 0) -> list[int]:
+    def emissions(self, request: int, remaining: int, skip: int = 0, drafts: dict | None = None) -> list[int]:
         """Tokens emitted at each of a request's decode steps, until ``remaining`` are out.
         ``skip``: decode steps it already ran (before a preemption): their draws are consumed
         first, so a recomputed request continues its own stream, as one generator kept per
-        request across preemptions does."""
+        request across preemptions does. ``drafts``: {decode step number: drafts} where fewer
+        than k were scheduled (a token budget's cut)."""
         rng, out = self.rng(request), []
-        for _ in range(skip):
-            self.draw(rng, 1)
+        for o in range(skip):
+            self.draw(rng, 1, drafts.get(o) if drafts else None)
+        o = skip
         while remaining > 0:
-            e = self.draw(rng, remaining)
+            e = self.draw(rng, remaining, drafts.get(o) if drafts else None)
             out.append(e)
             remaining -= e
+            o += 1
         return out

@@ -9,11 +9,11 @@ for decoders; each draft is accepted as ``sim.speculative.Speculative`` draws (a
 request, kept across preemptions); the rejected drafts' slots are given back to the computed
 counter (``num_computed -= rejected``); the step adds ``k x draft_cost x step_time(decoders,
 context)``; a waiting request that needs one token while only decoders were scheduled is padded to
-1 + k tokens, its placeholder drafts all rejected. Modelled with FCFS or priority scheduling,
-recompute preemption, no prefix cache, and ``max_num_seqs x (k + 1) <= max_num_batched_tokens``
-(the budget never cuts a decoder's drafts); Setup refuses the other combinations. Timelines are
-in ticks of 1/1024 s on tests/conftest.py's instance (a step of T tokens lasts max(T, 2) ticks
-when kv = 0).
+1 + k tokens, its placeholder drafts all rejected; the token budget cuts decoders in running order
+(n < 1 + k tokens: n - 1 drafts, n - 1 draws at most; none left: the decoder waits a step).
+Modelled with FCFS or priority scheduling, recompute preemption, no prefix cache; Setup refuses
+the other combinations. Timelines are in ticks of 1/1024 s on tests/conftest.py's instance (a step
+of T tokens lasts max(T, 2) ticks when kv = 0).
 """
 
 import numpy as np
@@ -35,7 +35,8 @@ def spec_paged_runs(draw, policy="fcfs"):
     B = draw(st.sampled_from([1, 2, 4, 16]))
     k = draw(st.integers(1, 4))
     seqs = draw(st.integers(1, 6))
-    budget = draw(st.integers(seqs * (k + 1), seqs * (k + 1) + 20))
+    budget = draw(st.one_of(st.integers(1, seqs * (k + 1)),                  # cuts decoders' drafts
+                            st.integers(seqs * (k + 1), seqs * (k + 1) + 20)))
     n = draw(st.integers(1, 12))
     inputs = draw(st.lists(st.one_of(st.just(1), st.integers(1, 40)), min_size=n, max_size=n))
     outputs = draw(st.lists(st.integers(1, 30), min_size=n, max_size=n))
@@ -127,6 +128,32 @@ def test_one_token_prompt_beside_decoders_is_padded():
     assert ticks(res.first_token) == [3, 11] and ticks(res.finish) == [19, 19]
 
 
+def test_budget_cuts_the_last_decoders_drafts():
+    """Budget 5, k = 2, alpha = 0.999 (drafts accepted), draft_cost 0; two 1-token prompts of 5
+    outputs at 0. t=0: both prefill (2 ticks). t=2: r0 asks 1 + 2 tokens, leaving 2 of the budget:
+    r1 gets 2, one draft (V1's cut), so it emits 2 and r0 3: 5 tokens, until 7. t=7: r0 needs 1
+    more token and is still scheduled 3; r1 2 again: both finish at 12."""
+    spec = Speculative(k=2, alpha=0.999, draft_cost=0.0)
+    setup = tiny_setup(budget=5, seqs=2, cap=64).replace(kv=Paged(block_size=16), speculative=spec)
+    args = ([0.0, 0.0], [1, 1], [5, 5])
+    res = run_requests(setup, *args)
+    assert res.steps.tokens.tolist() == [2, 5, 5] and ticks(res.finish) == [12, 12]
+    assert engine_mismatches(res, vllm_run(setup, *args)) == []
+
+
+def test_no_budget_left_for_a_decoder_makes_it_wait_a_step():
+    """Budget 3, k = 2, alpha = 0: r0 takes all 3 tokens each step, so r1 (admitted beside it) is
+    not reached: V1's running pass ends with the budget; r1 decodes only once r0 finishes."""
+    spec = Speculative(k=2, alpha=0.0, draft_cost=0.0)
+    setup = tiny_setup(budget=3, seqs=2, cap=64).replace(kv=Paged(block_size=16), speculative=spec)
+    args = ([0.0, 0.0], [1, 1], [3, 2])
+    res = run_requests(setup, *args)
+    ref = vllm_run(setup, *args)
+    assert engine_mismatches(res, ref) == []
+    assert [st.scheduled for st in ref.steps] == [{0: 1, 1: 1}, {0: 3}, {0: 3}, {1: 3}]
+    assert res.steps.tokens.tolist() == [2, 3, 3, 3]
+
+
 def test_preempted_request_continues_its_own_draws():
     """A recomputed request's acceptance draws continue its generator: the engine and the
     reference (one generator per request, kept across preemptions) agree on a run that preempts
@@ -141,10 +168,10 @@ def test_preempted_request_continues_its_own_draws():
 
 # --- vLLM's speculative tests (tests/test_vllm_scheduler_parity.py), on the engine too ----------
 
-def engine_agrees(stepper, setup=None):
+def engine_agrees(stepper):
     """Run the stepper's requests to the end on the reference and on the engine; where they differ."""
     stepper.run()
-    inst = Instance((setup or stepper.setup).replace(speculative=stepper.spec))
+    inst = Instance(stepper.setup.replace(speculative=stepper.spec))
     for r in stepper.reqs:
         inst.submit(r.arrival, r.input_len, r.output_len)
     inst.advance()
@@ -160,11 +187,10 @@ def test_vllm_spec_tokens_scheduled_after_prefill_on_the_engine():
 
 
 def test_vllm_no_spec_tokens_for_prefill_chunks_on_the_engine():
-    """vLLM test_scheduler.py::test_no_spec_tokens_scheduled_for_prefill_chunks (budget 50): the
-    engine needs max_num_seqs x (k + 1) <= budget, so it runs with 1 seat (one request: the same)."""
+    """vLLM test_scheduler.py::test_no_spec_tokens_scheduled_for_prefill_chunks (budget 50), as ported."""
     s = vllm_stepper(speculative=Speculative(k=3), budget=50)
     s.add(0.0, 80, 16)
-    assert engine_agrees(s, setup=s.setup.replace(max_num_seqs=1)) == []
+    assert engine_agrees(s) == []
     assert [st.tokens for st in s.steps[:3]] == [50, 30, 4]
 
 
@@ -180,7 +206,6 @@ def test_vllm_spec_output_capped_at_max_tokens_on_the_engine():
 @pytest.mark.parametrize("kv, extra, message", [
     (Paged(block_size=4, preemption="swap", swap_gbs=10), {}, "Paged.preemption='recompute'"),
     (Paged(block_size=4), {"prefix_cache": PrefixCache()}, "Setup.prefix_cache is not modelled"),
-    (Paged(block_size=4), {"max_num_batched_tokens": 9}, r"2 x 5 > 9"),
 ])
 def test_unmodelled_combinations_are_refused(kv, extra, message):
     base = tiny_setup(budget=10, seqs=2, cap=64)

@@ -81,8 +81,9 @@ def test_bad_input_names_the_field(kwargs, field):
         Speculative(**kwargs)
 
 
-def test_speculative_with_paged_kv_needs_a_budget_for_every_decoders_drafts():
-    """Paged KV runs speculation as vLLM V1 does, where the budget never cuts a decoder's drafts
-    (tests/test_engine_spec_paged.py); tiny_setup's 8 seats x 5 tokens exceed its budget of 4."""
-    with pytest.raises(ValueError, match=r"max_num_seqs x \(k \+ 1\) <= max_num_batched_tokens"):
-        tiny_setup().replace(kv="paged", speculative=Speculative())
+def test_speculative_with_paged_kv_is_vllm_v1s_recompute_only():
+    """Paged KV runs speculation as vLLM V1 does (tests/test_engine_spec_paged.py); V0's swap is refused."""
+    from sim.kv import Paged
+    tiny_setup().replace(kv="paged", speculative=Speculative())
+    with pytest.raises(ValueError, match="Setup.speculative with paged KV needs Paged.preemption='recompute'"):
+        tiny_setup().replace(kv=Paged(preemption="swap", swap_gbs=1.0), speculative=Speculative())

@@ -31,8 +31,9 @@ of ``block_size`` tokens as a request grows, following vLLM V1 (read at vllm-pro
   ``k`` lookahead slots beyond it (admission checks the chunk plus lookahead besides the whole
   sequence), a decoder computes its token and ``k`` drafts, so its KV must hold
   ``num_tokens + 2k`` slots, growing by the tokens each step emits (drawn per request,
-  ``sim.speculative``; a recomputed request continues its draws); a 1-token prompt admitted
-  beside decoders only is padded to 1 + k tokens (V1's ``pad_spec_decode``).
+  ``sim.speculative``; a recomputed request continues its draws); the token budget cuts decoders
+  in running order (n < 1 + k tokens: n - 1 drafts; none left: the decoder waits the step); a
+  1-token prompt admitted beside decoders only is padded to 1 + k tokens (V1's ``pad_spec_decode``).
 
 ``tests/test_engine_vs_vllm.py`` checks the engine against ``tests/vllm_reference.py`` (a plain
 per-request restatement of those vLLM files) bit for bit on all of the above, without prefix
@@ -47,9 +48,8 @@ two). Not modelled, or modelled otherwise than V1:
 - decoders take their token even past ``max_num_batched_tokens`` (the handbook's rule; V1 cuts
   them by the budget). With ``max_num_seqs <= max_num_batched_tokens``, which vLLM requires, the
   two cannot differ;
-- speculative decoding only with recompute, no prefix cache and ``max_num_seqs x (k + 1) <=
-  max_num_batched_tokens`` (V1 cuts a decoder's drafts by the budget: not modelled; ``Setup``
-  refuses the other combinations); no prefilled (PD) requests with it; EAGLE's hashing;
+- speculative decoding only with recompute and no prefix cache (``Setup`` refuses the other
+  combinations); no prefilled (PD) requests with it; EAGLE's hashing;
 - ``priority`` with ``swap`` (refused: V1 has no swap); priorities with the handbook's ``Reserve``
   (it never preempts, so a priority would only order admission: refused, use ``Paged``);
 - long-prefill thresholds, a KV connector (the host tier here is this simulator's own), encoder
@@ -61,7 +61,8 @@ decoders per phase gives every step's new blocks without touching a request, and
 steps a quiet run can take before the blocks run out. Two rules need more: with ``priority`` a
 step whose decoders' blocks fall short is scheduled one decoder at a time (the victim can be
 anywhere in the running order); speculating decoders grow by their drawn tokens, so each one's
-blocks per step are planned from its draws when it starts decoding (every step is an event step).
+blocks per step are planned from its draws when it starts decoding (every step is an event step),
+and planned again where the budget cuts its drafts.
 """
 
 from __future__ import annotations
@@ -325,6 +326,7 @@ class PagedManager:
         self.spec_need: dict[int, int] = {}     # step -> new blocks the speculating decoders take
         self.spec_plans: dict[int, tuple] = {}  # decoder -> (first decode step, blocks held after each)
         self.taken_through = -1                 # the last step whose decoders' blocks were taken
+        self.cuts: dict[int, int] = {}          # decoder -> tokens, where the budget cut its drafts this step
 
     # --- admission ------------------------------------------------------------------------------
 
@@ -425,17 +427,16 @@ class PagedManager:
         blocks.take_step_blocks(taken)
         return stalled, taken
 
-    def _allocate_speculative(self, inst, step: int) -> None:
+    def _allocate_speculative(self, inst, step: int):
         """The speculating decoders' blocks this step (planned from their draws), preempting
-        the victim while they do not fit (FCFS: the tail, so all at once is V1's pass)."""
+        the victim while they do not fit (FCFS: the tail, so all at once is V1's pass), unless
+        the budget cuts a decoder's drafts or priority picks victims anywhere: then one at a time."""
         blocks, plan = self.blocks, self.spec_need
         self.taken_through = step - 1
-        if self.by_priority and plan.get(step, 0) > blocks.free_blocks():
-            stalled, taken = self._allocate_in_order(inst, step, lambda r: self._step_need(r, step))
-            # what the decoders it reached took leaves the plan; the stalled keep theirs (``stall``)
-            left = plan.pop(step, 0) - taken
-            if left:
-                plan[step] = left
+        self.cuts = {}
+        if (inst.decoders * (self.lookahead + 1) > inst.setup.max_num_batched_tokens
+                or self.by_priority and plan.get(step, 0) > blocks.free_blocks()):
+            stalled = self._speculative_pass(inst, step)
             self.taken_through = step
             return stalled
         while plan.get(step, 0) > blocks.free_blocks():
@@ -444,33 +445,96 @@ class PagedManager:
         self.taken_through = step
         return None
 
-    def _step_need(self, r: int, step: int) -> int:
-        """A speculating decoder's new blocks in ``step`` (from its plan)."""
-        from_step, cum = self.spec_plans[r]
+    def _speculative_pass(self, inst, step: int):
+        """V1's running pass over the speculating decoders, one at a time: each asks
+        min(1 + k, budget) tokens (fewer: n - 1 drafts, ``cuts``), its blocks for them plus the
+        lookahead, preempting the victim while they do not fit (a victim reached earlier hands its
+        tokens back; one that is the decoder itself ends the pass). Returns the decoders the pass
+        did not reach (the budget ran out, or it ended), or None."""
+        blocks, plan, k1 = self.blocks, self.spec_need, self.lookahead + 1
+        budget = inst.setup.max_num_batched_tokens
+        decoders = [r for r in inst.run_order if r in inst.fstep]   # the head of the running order
+        taken, took, asked, stalled = 0, {}, {}, None
+        for i, r in enumerate(decoders):
+            if r not in inst.run_order:               # preempted earlier in this pass
+                continue
+            if budget <= 0:
+                stalled = [q for q in decoders[i:] if q in inst.run_order]
+                break
+            n = k1 if budget >= k1 else budget
+            need = self._step_need(r, step, k1 - n)
+            while need > blocks.free_blocks() - taken:
+                victim = self.victim(inst)
+                self._preempt(inst, victim)
+                taken -= took.pop(victim, 0)
+                budget += asked.pop(victim, 0)
+                if victim == r:
+                    stalled = [q for q in decoders[i + 1:] if q in inst.run_order]
+                    break
+            if stalled is not None:
+                break
+            took[r] = need
+            taken += need
+            asked[r] = n
+            budget -= n
+        blocks.take_step_blocks(taken)
+        self.cuts = {r: n for r, n in asked.items() if n < k1}
+        plan.pop(step, None)                          # taken; the decoders not reached keep theirs
+        left = sum(self._step_need(q, step) for q in stalled) if stalled else 0
+        if left:
+            plan[step] = left
+        return stalled
+
+    def _step_need(self, r: int, step: int, short: int = 0) -> int:
+        """A speculating decoder's new blocks in ``step`` (from its plan), ``short`` drafts fewer."""
+        from_step, cum, toks = self.spec_plans[r]
         j = step - from_step
-        return cum[j] - (cum[j - 1] if j > 0 else self.blocks.base[r])
+        prev = cum[j - 1] if j > 0 else self.blocks.base[r]
+        if not short:
+            return cum[j] - prev
+        return max(0, -(-(toks[j] + 2 * self.lookahead - short) // self.B) - prev)
 
     def plan_speculation(self, r: int, kv_tokens: int, from_step: int, emits: list) -> None:
         """``r`` decodes from ``from_step`` with its KV holding ``kv_tokens``, emitting ``emits``
         tokens per step. Each step V1 holds slots for its known tokens, its k drafts and k
         lookahead: ``ceil((num_tokens + 2k) / B)`` blocks, num_tokens growing by the emissions."""
+        self.spec_plans[r] = (from_step, [], [])
+        self._plan(r, from_step, self.blocks.base[r], kv_tokens + 1, emits)
+
+    def _plan(self, r: int, step: int, held: int, tokens: int, emits) -> None:
+        """Append the plan of ``r``'s decode steps from ``step`` on: ``tokens`` known, ``held``
+        blocks before it, ``emits`` tokens emitted at each step."""
         B, two_k, need = self.B, 2 * self.lookahead, self.spec_need
-        held = self.blocks.base[r]
-        tokens = kv_tokens + 1                        # its prompt and the token it sampled last
-        cum = []
+        _, cum, toks = self.spec_plans[r]
         for j, e in enumerate(emits):
             want = -(-(tokens + two_k) // B)
             if want > held:
-                need[from_step + j] = need.get(from_step + j, 0) + want - held
+                need[step + j] = need.get(step + j, 0) + want - held
                 held = want
             cum.append(held)
+            toks.append(tokens)
             tokens += e
-        self.spec_plans[r] = (from_step, cum)
+
+    def replan_speculation(self, r: int, step: int, n: int, emits: list) -> None:
+        """The budget cut ``r`` to ``n`` tokens in ``step`` (its blocks for them taken) and its
+        draws from ``step`` on are now ``emits``: its later steps are planned again."""
+        from_step, cum, toks = self.spec_plans[r]
+        j = step - from_step
+        need = self.spec_need
+        for jj in range(j + 1, len(cum)):
+            if cum[jj] > cum[jj - 1]:
+                need[from_step + jj] -= cum[jj] - cum[jj - 1]
+        prev = cum[j - 1] if j > 0 else self.blocks.base[r]
+        held = max(prev, -(-(toks[j] + 2 * self.lookahead - (self.lookahead + 1 - n)) // self.B))
+        tokens = toks[j] + emits[0]
+        del cum[j:], toks[j + 1:]
+        cum.append(held)
+        self._plan(r, step + 1, held, tokens, emits[1:])
 
     def _end_speculation(self, r: int) -> None:
         """``r`` stops decoding (finish or preemption): the blocks of steps not yet taken are
         unplanned, and what it holds is what its release frees."""
-        from_step, cum = self.spec_plans.pop(r)
+        from_step, cum, _ = self.spec_plans.pop(r)
         blocks, need = self.blocks, self.spec_need
         ran = self.taken_through + 1 - from_step      # its decode steps whose blocks were taken
         prev = cum[ran - 1] if ran > 0 else blocks.base[r]
@@ -492,7 +556,7 @@ class PagedManager:
         """``r`` decodes nothing this step: its KV reaches each block boundary a step later."""
         blocks = self.blocks
         if self.lookahead:                            # its planned steps from this one move on by one
-            from_step, cum = self.spec_plans[r]
+            from_step, cum, toks = self.spec_plans[r]
             need, base = self.spec_need, blocks.base[r]
             moves = []
             for j in range(self.taken_through - from_step, len(cum)):
@@ -502,7 +566,7 @@ class PagedManager:
                     moves.append((from_step + j + 1, d))
             for s, d in moves:
                 need[s] = need.get(s, 0) + d
-            self.spec_plans[r] = (from_step + 1, cum)
+            self.spec_plans[r] = (from_step + 1, cum, toks)
             return
         ph = blocks.phase[r]
         blocks.cnt[ph] -= 1
