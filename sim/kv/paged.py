@@ -390,7 +390,7 @@ class PagedManager:
         if self.lookahead:
             return self._allocate_speculative(inst, step)
         need = blocks.need(step)
-        if need > blocks.free_blocks() and self.by_priority:
+        if self.by_priority and need > blocks.free_blocks():
             return self._allocate_in_order(inst, step)[0]
         while need > blocks.free_blocks():
             self._preempt(inst, self.victim(inst))
