@@ -16,6 +16,8 @@ speedup in TPOT is (1 - alpha^(k+1)) / ((1 - alpha)(1 + k draft_cost)); as the b
 k + 1 verified tokens make the step compute-bound and the speedup shrinks.
 
 Decoders take ``k + 1`` tokens of the step budget each; the context grows by the tokens emitted.
+With paged KV (``sim.kv.Paged``) the rule is vLLM V1's: k lookahead slots per allocation, and the
+budget cuts decoders in running order (n < k + 1 tokens: n - 1 drafts, so fewer draws that step).
 """
 
 from __future__ import annotations
