@@ -5,21 +5,26 @@ steps of decoders only); what KV a request needs is the KV manager's answer (``s
 the handbook's ``Reserve`` by default, ``Paged``), never the scheduler's:
 
 1. Requests whose ``arrival <= now`` join a FIFO waiting queue (preempted requests go back to its
-   head; retracted ones, ``RatioReserve``, to its tail). If nothing waits or runs, ``now`` jumps
-   to the next arrival.
+   head; retracted ones, ``RatioReserve``, to its tail; ``Paged(policy="priority")``: one queue
+   ordered by (priority, arrival, id)). If nothing waits or runs, ``now`` jumps to the next arrival.
 2. The KV manager allocates the decoders' KV for the step (``allocate_step``); where it falls short
-   it preempts running requests (its ``victim``: paged, the most recently admitted) until the rest
-   fit, and a step that preempted admits no one (3); one that preempted everyone runs no model.
+   it preempts running requests (its ``victim``: paged, the most recently admitted; priority, the
+   least urgent, and decoders after a victim that preempted itself decode nothing this step) until
+   the rest fit, and a step that preempted admits no one (3); one that preempted everyone runs no
+   model. (Paged with speculation: every chunk and decoder also holds k lookahead slots.)
    Budget = ``max_num_batched_tokens``. Running requests, in admission order: a decoding request
-   takes 1 token (k + 1 when speculating; even past the budget); one still in its prompt takes
+   takes 1 token (k + 1 when speculating; even past the budget, except with paged KV, where V1
+   cuts the drafts: n - 1 of them, or none scheduled); one still in its prompt takes
    ``min(prompt tokens left, budget)`` once the KV manager has allocated that chunk
-   (``allocate_chunk``, which may preempt likewise: if the victim is that request, the pass ends);
+   (``allocate_chunk``, which may preempt likewise: if the victim is that request, the pass ends;
+   priority: a victim scheduled earlier in the pass hands its tokens back to the budget);
    the first that would take 0 or fewer ends the pass.
 3. While budget > 0 and fewer than ``max_num_seqs`` run, the queue's head is admitted if the KV
    manager says it fits (handbook: its whole reservation, ``input_len + output_len`` tokens; paged:
    its prompt's blocks less prefix hits, and the watermark). Its cached tokens count as computed;
    it takes ``min(prompt tokens left, budget)`` (its chunk allocated), or decodes at once if its
-   KV arrived whole.
+   KV arrived whole. (Paged with speculation: a 1-token prompt beside decoders only takes 1 + k,
+   k placeholder drafts, as V1 pads it.)
 4. The step lasts ``Setup.step_time(tokens, context, pairs)``, context being the KV held before the
    step and pairs the prompt chunks' (query, key) attention pairs (``setup.attention_pairs``), plus
    the KV manager's seconds (swap, read-back) and the drafts' (speculative).
@@ -70,29 +75,32 @@ VECTOR_MIN_STEPS = 128       # quiet runs at least this long are advanced with n
 
 def run_requests(setup: Setup, arrival: Sequence[float] | None, input_len: Sequence[int],
                  output_len: Sequence[int], *, concurrency: int | None = None,
-                 think_s: float = 0.0, prefix=None) -> SimResult:
+                 think_s: float = 0.0, prefix=None, priorities=None) -> SimResult:
     """Simulate requests through one instance.
 
     Open loop: ``arrival`` holds each request's arrival time, nondecreasing. Closed loop
     (``concurrency`` given, ``arrival`` None): the first ``concurrency`` requests arrive at t = 0 and
-    every finish sends the next request ``think_s`` later. Lengths are per request. Inputs are
+    every finish sends the next request ``think_s`` later. Lengths are per request, and so are
+    ``priorities`` (ints, smaller = more urgent; ``Paged(policy="priority")`` only). Inputs are
     assumed validated (see ``sim.simulate`` and ``sim.workload``).
     """
     inp = list(map(int, input_len))
     out = list(map(int, output_len))
     n = len(inp)
+    prio = list(priorities) if priorities is not None else None
     if concurrency is None:
         instance = Instance(setup, expected_requests=n)
-        instance.submit_many(list(map(float, arrival)), inp, out, prefix=list(prefix) if prefix else None)
+        instance.submit_many(list(map(float, arrival)), inp, out, prefix=list(prefix) if prefix else None,
+                             priority=prio)
     else:
         first = min(concurrency, n)
         # closed loop: each finish issues the next request think_s later, from inside the step loop
         def issue_next(_request, now):
             k = len(instance.arr)
             if k < n:
-                instance.submit(now + think_s, inp[k], out[k])
+                instance.submit(now + think_s, inp[k], out[k], priority=prio[k] if prio else 0)
         instance = Instance(setup, on_finish=issue_next, expected_requests=n)
-        instance.submit_many([0.0] * first, inp[:first], out[:first])
+        instance.submit_many([0.0] * first, inp[:first], out[:first], priority=prio[:first] if prio else None)
     instance.advance()
     return instance.result()
 
@@ -149,6 +157,16 @@ class Instance:
         self.requeued: deque[int] = deque()        # preempted, back at the queue's head
         self.behind: deque = deque()               # retracted (RatioReserve: SGLang), back at the tail:
                                                    # (arrivals then visible, request), in order
+        # Paged(policy="priority"): every waiting request is in one queue ordered by (priority,
+        # arrival, id), ``requeued`` (arrivals join it at step starts: ``admitted`` counts those
+        # taken in); ``prio`` holds each request's priority, ``chunks`` this step's prompt chunks
+        # (request -> (tokens, pairs)) and ``handed_back`` the scheduled requests preempted since.
+        self.by_priority = getattr(setup.kv, "policy", "fcfs") == "priority"
+        self.prio: list[int] = []
+        self.chunks: dict | None = None
+        self.handed_back: list = []
+        if self.by_priority:
+            self.requeued = PriorityQueue(self.prio, self.arr)
         self.run_order: dict[int, None] = {}       # running requests in admission order
         self.prefill: deque[int] = deque()         # running requests still in their prompt, in order
         self.finishes: list[tuple[int, int]] = []  # heap of (step at whose end it finishes, request)
@@ -182,6 +200,12 @@ class Instance:
         self.log_flags: dict[int, int] = {}
         self.spec = setup.speculative
         self.spec_growth: dict[int, int] = {}      # speculative: step -> tokens its decoders emit
+        # speculative with paged KV: decoder -> (first decode step, tokens per step), to undo on
+        # preemption; and the placeholder drafts (V1's padding) scheduled in the step being built
+        self.spec_emits: dict[int, tuple] | None = {} if self.spec is not None and self.kv.preempts else None
+        self.placeholders = 0
+        self.spec_cuts: dict[int, dict] = {}       # request -> {decode step number: drafts} where cut
+        self.cuts: dict | None = None              # this step's cut decoders (request -> tokens)
         self.stats: dict[str, list] = {}           # per-request feature counters (see result())
         if setup.kv is not None:
             self.stats.update(preemptions=[], cached_tokens=[], host_tokens=[], prompt_tokens=[])
@@ -203,12 +227,18 @@ class Instance:
     # --- taking requests ---------------------------------------------------------------------
 
     def submit(self, arrival: float, input_len: int, output_len: int, *, prefilled: bool = False,
-               prefix=None) -> int:
+               prefix=None, priority: int = 0) -> int:
         """Queue a request arriving at ``arrival``; returns its local id (submission order).
-        ``prefix``: its prefix identity for a prefix cache (``sim.kv.prefix_cache``)."""
+        ``prefix``: its prefix identity for a prefix cache (``sim.kv.prefix_cache``); ``priority``:
+        an int, smaller = more urgent (vLLM's convention), with ``Paged(policy="priority")`` only."""
         if self.arr and arrival < self.arr[-1]:
             raise ValueError(f"arrival must be nondecreasing per instance: {arrival!r} after {self.arr[-1]!r}")
+        if priority != 0 or self.by_priority:
+            self._check_priorities([priority])
         if prefilled:
+            if self.spec_emits is not None:
+                raise ValueError("prefilled requests (PD) with speculative decoding and paged KV are not "
+                                 "modelled (vLLM V1 takes them through a KV connector)")
             if output_len < 2:
                 raise ValueError(f"output_len of a prefilled request must be >= 2 (its first token came "
                                  f"with the prompt), got {output_len!r}")
@@ -224,9 +254,14 @@ class Instance:
         return len(self.arr) - 1
 
     def submit_many(self, arrival: list[float], input_len: list[int], output_len: list[int],
-                    prefix=None) -> None:
+                    prefix=None, priority=None) -> None:
         """``submit`` for many requests at once (not prefilled; arrivals nondecreasing)."""
         n = len(arrival)
+        if priority is not None or self.by_priority:
+            priority = [0] * n if priority is None else list(priority)
+            if len(priority) != n:
+                raise ValueError(f"priority must give one int per request: {len(priority)} for {n} requests")
+            self._check_priorities(priority)
         self.arr.extend(arrival)
         self.inp.extend(input_len)
         self.out.extend(output_len)
@@ -235,6 +270,19 @@ class Instance:
         self.fin.extend(array("d", [math.nan]) * n)
         self.prefix.extend(prefix if prefix is not None else [None] * n)
         self._grow_features(n, input_len)
+
+    def _check_priorities(self, priority: list) -> None:
+        """Priorities are ints and need ``Paged(policy="priority")`` (as vLLM refuses a priority
+        without its priority scheduler); kept in ``prio``."""
+        for p in priority:
+            if isinstance(p, bool) or not isinstance(p, (int, np.integer)):
+                raise ValueError(f"priority must be an int (smaller = more urgent), got {p!r}")
+        if not self.by_priority:
+            if any(priority):
+                raise ValueError("a request priority needs Setup.kv=sim.kv.Paged(policy='priority'), "
+                                 f"got Setup.kv={self.setup.kv!r} (FCFS)")
+            return
+        self.prio.extend(int(p) for p in priority)
 
     def _grow_features(self, n, input_len) -> None:
         self.computed.extend([0] * n)
@@ -329,12 +377,17 @@ class Instance:
         if self._fast is not None:
             return self._fast.advance(self, until)
         arr, finishes, fstep, on_finish = self.arr, self.finishes, self.fstep, self.on_finish
+        by_priority = self.by_priority
         while True:
             # 1. arrivals join the queue; an idle instance jumps to the next arrival
             known, visible, now = len(arr), self.visible, self.now
             while visible < known and arr[visible] <= now:
                 visible += 1
             self.visible = visible
+            if by_priority and self.admitted < visible:
+                for r in range(self.admitted, visible):   # arrivals join the priority queue
+                    self.requeued.appendleft(r)
+                self.admitted = visible
             if self.running == 0 and self.admitted == visible and not self.requeued and not self.behind:
                 if visible < known and arr[visible] < until:
                     self.now = arr[visible]
@@ -389,13 +442,22 @@ class Instance:
         """One step by the general rule (2-5); returns the requests it finished."""
         kv, spec, step = self.kv, self.spec, self.step
         self.preempted = False
-        if kv.preempts:
-            kv.allocate_step(self, step)               # paged: the decoders' blocks
+        stalled = kv.allocate_step(self, step) if kv.preempts else None   # paged: the decoders' blocks
         k1 = spec.k + 1 if spec is not None else 1     # tokens a decoder computes per step
-        budget = self.setup.max_num_batched_tokens - self.decoders * k1
-        tokens, completed = self.decoders * k1, []
-        budget, tokens, pairs = self._prefill_chunks(budget, tokens, completed)
-        dtok = self.decoders * k1                      # decoders' tokens (speculative: verified ones)
+        cuts = self.cuts = kv.cuts if self.spec_emits is not None else None  # drafts the budget cut
+        short = sum(k1 - n for n in cuts.values()) if cuts else 0
+        if stalled is None:
+            idle = 0
+            budget = self.setup.max_num_batched_tokens - self.decoders * k1 + short
+            tokens, completed = self.decoders * k1 - short, []
+            budget, tokens, pairs = self._prefill_chunks(budget, tokens, completed)
+            if cuts:                                   # (a cut decoder may have been preempted since)
+                short = sum(k1 - n for r, n in cuts.items() if r in self.fstep)
+            dtok = self.decoders * k1 - short          # decoders' tokens (speculative: verified ones)
+        else:   # the pass ended at a decoder that preempted itself, or the budget ran out (no prompt runs)
+            idle = len(stalled)                        # the decoders it did not reach
+            dtok = tokens = (self.decoders - idle) * k1 - short
+            budget, completed, pairs = self.setup.max_num_batched_tokens - tokens, [], 0
         if not self.preempted:
             budget, tokens, pairs, dtok = self._admit(budget, tokens, pairs, dtok, completed, k1)
             if tokens == 0:                            # nothing runs and the head never fits
@@ -405,11 +467,17 @@ class Instance:
                                    f"({self.kv.free_tokens(0)} tokens)")
         elif tokens == 0 and not kv.extra:
             return []                                  # everyone was preempted: no model step, no time
+        if idle:
+            self._stall(stalled)
+        if cuts:
+            for r, n in cuts.items():
+                if r in self.fstep:
+                    self._recut(r, n)
         now, context = self.now, self.context
-        self._log(now, tokens, context, 0, self.decoders, 1, pairs)
+        self._log(now, tokens, context, 0, self.decoders - idle, 1, pairs)
         extra, flags = kv.extra, kv.flags
         if spec is not None and dtok:
-            extra += spec.k * spec.draft_cost * self.setup.step_time(dtok // k1, context)
+            extra += spec.k * spec.draft_cost * self.setup.step_time(self.decoders - idle, context)
         if extra or flags:
             kv.extra, kv.flags = 0.0, 0
             self.log_extra[len(self.log_start) - 1] = extra
@@ -420,7 +488,8 @@ class Instance:
         if spec is None:
             self.context = context + tokens
         else:
-            self.context = context + tokens - dtok + self.spec_growth.pop(step, 0)
+            self.context = context + tokens - dtok - self.placeholders + self.spec_growth.pop(step, 0)
+            self.placeholders = 0
         return self._end_step(completed)
 
     def _prefill_chunks(self, budget: int, tokens: int, completed: list):
@@ -430,6 +499,8 @@ class Instance:
         and the pass ends if the victim is the request itself."""
         prefill, target, computed, kv = self.prefill, self.target, self.computed, self.kv
         room = self._chunk_room
+        chunks = self.chunks = {} if self.by_priority else None   # priority: victims hand tokens back
+        handed_back = self.handed_back
         pairs = 0
         i = 0
         while i < len(prefill):
@@ -442,28 +513,59 @@ class Instance:
                 give = room(self, r, give)
             if give <= 0:
                 break
-            if kv.preempts and not kv.allocate_chunk(self, r, done + give):
+            fits = not kv.preempts or kv.allocate_chunk(self, r, done + give)
+            if handed_back:                           # requests scheduled earlier were preempted
+                budget, tokens, pairs, i = self._hand_back(budget, tokens, pairs, i, completed)
+            if not fits:
                 break
             budget -= give
             tokens += give
-            pairs += attention_pairs(done, give)
+            p = attention_pairs(done, give)
+            pairs += p
             computed[r] = done + give
+            if chunks is not None:
+                chunks[r] = (give, p)
             if done + give == target[r]:
                 completed.append(r)
             i += 1
+        self.chunks = None
         for _ in completed:
             prefill.popleft()
         return budget, tokens, pairs
+
+    def _hand_back(self, budget, tokens, pairs, i, completed):
+        """Priority: requests scheduled earlier in this pass were preempted; their tokens go back
+        to the budget (vLLM's running pass does the same) and the pass index moves with the queue."""
+        for r, give, p, was_prefill in self.handed_back:
+            budget += give
+            tokens -= give
+            pairs -= p
+            if was_prefill:
+                i -= 1
+                if r in completed:
+                    completed.remove(r)
+        self.handed_back.clear()
+        return budget, tokens, pairs, i
 
     def _admit(self, budget, tokens, pairs, dtok, completed, k1):
         """Rule 3: while budget and seats last, the queue's head is admitted if the KV manager
         says it fits (with its cached tokens); it takes its first chunk, or decodes at once."""
         kv, inp, out, target, computed = self.kv, self.inp, self.out, self.target, self.computed
         max_seqs, requeued = self.setup.max_num_seqs, self.requeued
+        paged_spec, pad = self.spec_emits is not None, False
+        only_decoders = paged_spec and 0 < tokens == dtok     # V1 pads a 1-token prompt beside them
         while budget > 0 and self.running < max_seqs:
             r = self._head()
             if r is None:
                 break
+            if paged_spec:
+                # V1 admits only if this chunk plus k lookahead slots fit too (no prefix cache
+                # with speculation here, so no hits); a 1-token prompt beside decoders only is
+                # scheduled 1 + k tokens, k of them placeholder drafts (pad_spec_decode)
+                pad = target[r] == 1 and only_decoders
+                want = k1 if pad else min(target[r], budget)
+                if want > budget or not kv.lookahead_fits(self, r, want):
+                    break
             cached = kv.admit(self, r)
             if cached is None:
                 break
@@ -488,13 +590,19 @@ class Instance:
                 if cached == RESUME or self.spec is None:
                     finish = self.step + out[r] - g - 1
                 else:
-                    finish = self._speculate(r, out[r] - 1, self.step)
+                    finish = self._speculate(r, out[r] - 1, self.step, inp[r] + g)
                 self._start_decoding(r, finish, inp[r] + g, self.step + 1)
                 continue
             self.context += cached
             left = target[r] - cached
             give = min(left, budget)
-            kv.allocate_chunk(self, r, cached + give)  # fits: admission checked the whole prompt
+            if pad:                                    # its placeholder drafts: slots, budget, time
+                kv.allocate_chunk(self, r, cached + k1)
+                self.placeholders += k1 - give
+                budget -= k1 - give
+                tokens += k1 - give
+            else:
+                kv.allocate_chunk(self, r, cached + give)   # fits: admission checked the whole prompt
             budget -= give
             tokens += give
             pairs += attention_pairs(cached, give)
@@ -509,13 +617,15 @@ class Instance:
         """Rule 5: the step's finishing decoders and completed prompts; returns the finished."""
         finishes, fstep, step, kv = self.finishes, self.fstep, self.step, self.kv
         first, inp, out, target = self.first, self.inp, self.out, self.target
-        freed = []
+        freed, spec_emits = [], self.spec_emits
         while finishes and finishes[0][0] == step:
             r = heapq.heappop(finishes)[1]
             if fstep.get(r) != step:               # a preempted decoder's old entry
                 continue
             del fstep[r]
             kv.stop_decoding(r)
+            if spec_emits is not None:
+                del spec_emits[r]
             freed.append(r)
             self.decoders -= 1
         now = self.now
@@ -527,7 +637,7 @@ class Instance:
             if left == 1:
                 freed.append(r)
                 continue
-            finish = step + left - 1 if self.spec is None else self._speculate(r, out[r] - 1, step + 1)
+            finish = step + left - 1 if self.spec is None else self._speculate(r, left - 1, step + 1, target[r])
             self._start_decoding(r, finish, target[r], step + 1)
             self.decoders += 1
         self.last_done, self.last_kv = len(freed), 0
@@ -550,16 +660,32 @@ class Instance:
         computed, tokens it had generated, -1 if still in its prompt)."""
         self.preempted = True
         del self.run_order[r]
+        chunks = self.chunks                        # priority, prompt chunks being scheduled
         if r in self.fstep:                         # a decoder
-            generated = self.out[r] - (self.fstep.pop(r) - self.step + 1)
+            f = self.fstep.pop(r)
+            generated = self.out[r] - (f - self.step + 1) if self.spec_emits is None else self._unspeculate(r)
             self.kv.stop_decoding(r)
             self.decoders -= 1
             self.context -= self.inp[r] + generated
             computed = self.inp[r] + generated - 1
-        else:                                       # still in its prompt: the prefill queue's tail
-            self.prefill.pop()
+            if chunks is not None:                  # it was scheduled and holds its token's slot
+                k1 = self.spec.k + 1 if self.spec is not None else 1
+                if self.cuts:
+                    k1 = self.cuts.get(r, k1)
+                self.handed_back.append((r, k1, 0, False))
+                computed += 1
+        else:                                       # still in its prompt (FCFS: the prefill queue's tail)
+            if self.by_priority:
+                self.prefill.remove(r)
+            else:
+                self.prefill.pop()
             generated, computed = -1, self.computed[r]
-            self.context -= computed
+            chunk = chunks.pop(r, None) if chunks is not None else None
+            if chunk is not None:                   # its chunk this step goes back to the budget
+                self.handed_back.append((r, *chunk, True))
+                self.context -= computed - chunk[0]
+            else:
+                self.context -= computed
         self.running -= 1
         self.stats["preemptions"][r] += 1
         if self._requeue_tail:                      # behind the requests waiting now
@@ -568,21 +694,78 @@ class Instance:
             self.requeued.appendleft(r)
         return computed, generated
 
+    def _stall(self, decoders) -> None:
+        """Priority: the running pass ended before these decoders (one before them preempted
+        itself): they compute nothing this step, so each finishes a step later."""
+        for r in decoders:
+            f = self.fstep[r] + 1
+            self.fstep[r] = f
+            heapq.heappush(self.finishes, (f, r))
+            self.kv.stall(r)
+            if self.spec_emits is not None:        # speculating: its draws move on by one step
+                from_step, emits = self.spec_emits[r]
+                growth, ran = self.spec_growth, self.step - from_step
+                for j in range(ran, len(emits)):
+                    growth[from_step + j] -= emits[j]
+                for j in range(ran, len(emits)):
+                    growth[from_step + j + 1] = growth.get(from_step + j + 1, 0) + emits[j]
+                self.spec_emits[r] = (from_step + 1, emits)
+
     def _start_decoding(self, r: int, finish_step: int, kv_tokens: int, from_step: int) -> None:
         """``r`` decodes from ``from_step`` over ``kv_tokens`` and finishes at ``finish_step``."""
         self.fstep[r] = finish_step
         self.kv.start_decoding(r, kv_tokens, from_step)
         heapq.heappush(self.finishes, (finish_step, r))
 
-    def _speculate(self, r: int, remaining: int, from_step: int) -> int:
-        """Speculative: draw ``r``'s tokens per decode step from ``from_step``; returns its finish step."""
-        emits = self.spec.emissions(r, remaining)
+    def _speculate(self, r: int, remaining: int, from_step: int, kv_tokens: int) -> int:
+        """Speculative: draw ``r``'s tokens per decode step from ``from_step`` (its KV holding
+        ``kv_tokens``), continuing its draws after a preemption; returns its finish step. Paged:
+        the KV manager plans each step's lookahead blocks from the same draws."""
+        steps = self.stats["spec_steps"]
+        emits = self.spec.emissions(r, remaining, steps[r], self.spec_cuts.get(r))
         growth = self.spec_growth
         for j, e in enumerate(emits):
             s = from_step + j
             growth[s] = growth.get(s, 0) + e
-        self.stats["spec_steps"][r] += len(emits)
+        steps[r] += len(emits)
+        if self.spec_emits is not None:
+            self.spec_emits[r] = (from_step, emits)
+            self.kv.plan_speculation(r, kv_tokens, from_step, emits)
         return from_step + len(emits) - 1
+
+    def _recut(self, r: int, n: int) -> None:
+        """Speculative, paged: the budget gave decoder ``r`` only ``n`` tokens this step (n - 1
+        drafts, vLLM V1's cut): this step's draw and the later ones are drawn again."""
+        from_step, emits = self.spec_emits[r]
+        j = self.step - from_step
+        growth, steps = self.spec_growth, self.stats["spec_steps"]
+        for jj in range(j, len(emits)):
+            growth[from_step + jj] -= emits[jj]
+        steps[r] -= len(emits) - j
+        cut = self.spec_cuts.setdefault(r, {})
+        cut[steps[r]] = n - 1
+        remaining = self.out[r] - (self.target[r] - self.inp[r] + 1 + sum(emits[:j]))
+        new = self.spec.emissions(r, remaining, steps[r], cut)
+        for jj, e in enumerate(new):
+            growth[self.step + jj] = growth.get(self.step + jj, 0) + e
+        steps[r] += len(new)
+        self.spec_emits[r] = (from_step, emits[:j] + new)
+        f = self.step + len(new) - 1
+        if f != self.fstep[r]:
+            self.fstep[r] = f
+            heapq.heappush(self.finishes, (f, r))
+        self.kv.replan_speculation(r, self.step, n, new)
+
+    def _unspeculate(self, r: int) -> int:
+        """Speculative, paged: ``r`` is preempted before the current step; its later steps' draws
+        are dropped. Returns the tokens it has generated."""
+        from_step, emits = self.spec_emits.pop(r)
+        ran = self.step - from_step
+        growth = self.spec_growth
+        for j in range(ran, len(emits)):
+            growth[from_step + j] -= emits[j]
+        self.stats["spec_steps"][r] -= len(emits) - ran
+        return self.target[r] - self.inp[r] + 1 + sum(emits[:ran])
 
     def _log(self, start, tokens, ctx0, grow, dec, count, pairs) -> None:
         self.log_start.append(start); self.log_tokens.append(tokens); self.log_ctx0.append(ctx0)
@@ -608,6 +791,34 @@ class Instance:
         if self.spec is not None:
             res.spec_k = self.spec.k
         return res
+
+
+class PriorityQueue:
+    """The waiting queue of ``Paged(policy="priority")``: request ids by (priority, arrival, id),
+    smallest first (vLLM's priority request queue), with the two calls the FCFS deque's head side
+    is used through (``[0]``, ``popleft``; ``appendleft`` pushes, preempted or arriving)."""
+
+    def __init__(self, prio: list, arr: list):
+        self.heap: list = []
+        self.prio, self.arr = prio, arr
+
+    def __len__(self) -> int:
+        return len(self.heap)
+
+    def __getitem__(self, i: int) -> int:
+        if i != 0:
+            raise IndexError("only the queue's head is indexed")
+        return self.heap[0][2]
+
+    def popleft(self) -> int:
+        return heapq.heappop(self.heap)[2]
+
+    def appendleft(self, r: int) -> None:
+        heapq.heappush(self.heap, (self.prio[r], self.arr[r], r))
+
+    def ids(self) -> list[int]:
+        """Waiting requests, head first."""
+        return [e[2] for e in sorted(self.heap)]
 
 
 def quiet_run(setup: Setup, now: float, context: int, decoders: int, quiet: int, limit: float,

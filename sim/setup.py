@@ -44,7 +44,8 @@ class Setup:
     prefix_cache            None, or a ``sim.kv.PrefixCache``: keep finished requests' KV blocks and
                             skip cached prompt tokens' compute (needs ``kv`` paged)
     speculative             None, or a ``sim.speculative.Speculative`` (draft tokens per step,
-                            acceptance rate, draft cost); with the reservation rule only
+                            acceptance rate, draft cost); with paged KV as vLLM V1 (see
+                            ``_check_speculative_paged`` for the combinations modelled)
     """
 
     params: float
@@ -145,10 +146,21 @@ def _check_features(setup: Setup) -> None:
         if not isinstance(setup.speculative, Speculative):
             raise ValueError(f"Setup.speculative must be None or a sim.speculative.Speculative, got {setup.speculative!r}")
         if setup.kv is not None:
-            raise ValueError("Setup.speculative runs with the reservation rule (Setup.kv=None) only")
+            _check_speculative_paged(setup)
     if setup.kv is not None and setup.kv_capacity_tokens < setup.kv.block_size:
         raise ValueError(f"Setup.kv_capacity_tokens must hold at least one block "
                          f"(>= block_size = {setup.kv.block_size}), got {setup.kv_capacity_tokens!r}")
+
+
+def _check_speculative_paged(setup: Setup) -> None:
+    """Speculative decoding with paged KV is vLLM V1's (lookahead slots, drafts for decoders only,
+    the padding of a 1-token prompt), for the cases the engine models exactly."""
+    kv = setup.kv
+    if kv.preemption != "recompute":
+        raise ValueError("Setup.speculative with paged KV needs Paged.preemption='recompute' (vLLM V1's; "
+                         "swap is V0's)")
+    if setup.prefix_cache is not None:
+        raise ValueError("Setup.speculative with Setup.prefix_cache is not modelled; drop one of them")
 
 
 def attention_pairs(done: int, chunk: int) -> int:

@@ -16,6 +16,8 @@ speedup in TPOT is (1 - alpha^(k+1)) / ((1 - alpha)(1 + k draft_cost)); as the b
 k + 1 verified tokens make the step compute-bound and the speedup shrinks.
 
 Decoders take ``k + 1`` tokens of the step budget each; the context grows by the tokens emitted.
+With paged KV (``sim.kv.Paged``) the rule is vLLM V1's: k lookahead slots per allocation, and the
+budget cuts decoders in running order (n < k + 1 tokens: n - 1 drafts, so fewer draws that step).
 """
 
 from __future__ import annotations
@@ -56,18 +58,27 @@ class Speculative:
     def rng(self, request: int) -> random.Random:
         return random.Random(self.seed * 2**32 + request)
 
-    def draw(self, rng: random.Random, remaining: int) -> int:
-        """Tokens one step emits for a request that still needs ``remaining``."""
-        a, k, alpha = 0, self.k, self.alpha
+    def draw(self, rng: random.Random, remaining: int, drafts: int | None = None) -> int:
+        """Tokens one step emits for a request that still needs ``remaining``, with ``drafts``
+        drafts (default k; fewer where a token budget cut them, as vLLM V1 does)."""
+        a, k, alpha = 0, self.k if drafts is None else drafts, self.alpha
         while a < k and rng.random() < alpha:
             a += 1
         return min(1 + a, remaining)
 
-    def emissions(self, request: int, remaining: int) -> list[int]:
-        """Tokens emitted at each of a request's decode steps, until ``remaining`` are out."""
+    def emissions(self, request: int, remaining: int, skip: int = 0, drafts: dict | None = None) -> list[int]:
+        """Tokens emitted at each of a request's decode steps, until ``remaining`` are out.
+        ``skip``: decode steps it already ran (before a preemption): their draws are consumed
+        first, so a recomputed request continues its own stream, as one generator kept per
+        request across preemptions does. ``drafts``: {decode step number: drafts} where fewer
+        than k were scheduled (a token budget's cut)."""
         rng, out = self.rng(request), []
+        for o in range(skip):
+            self.draw(rng, 1, drafts.get(o) if drafts else None)
+        o = skip
         while remaining > 0:
-            e = self.draw(rng, remaining)
+            e = self.draw(rng, remaining, drafts.get(o) if drafts else None)
             out.append(e)
             remaining -= e
+            o += 1
         return out

@@ -47,6 +47,14 @@ def check_lengths_fit(setup, input_len, output_len) -> None:      # setup: a sim
                 f"{where}input_len + output_len = {int(need.flat[worst])} tokens do not fit the KV even alone "
                 f"(allowed: <= {room}, the whole blocks of kv_capacity_tokens = {setup.kv_capacity_tokens}, "
                 f"block_size {B})")
+        spec = setup.speculative
+        if spec is not None and need.flat[worst] - 1 + 2 * spec.k > room:
+            # its last decode step holds its tokens so far, k drafts and k lookahead slots (V1)
+            where = f"request {worst}: " if need.ndim else ""
+            raise ValueError(
+                f"{where}input_len + output_len - 1 + 2k = {int(need.flat[worst]) - 1 + 2 * spec.k} tokens (k = "
+                f"{spec.k} drafts and as many lookahead slots, speculative decoding) do not fit the KV even "
+                f"alone (allowed: <= {room}, the whole blocks of kv_capacity_tokens)")
         return
     if need.flat[worst] > setup.kv_capacity_tokens:
         where = f"request {worst}: " if need.ndim else ""

@@ -107,15 +107,18 @@ def run(setup: Setup, workload: Workload) -> SimResult:
     if not isinstance(workload, Workload):
         raise ValueError(f"workload must be a sim.workload.Workload, got {type(workload).__name__}")
     check_lengths_fit(setup, workload.input_len, workload.output_len)
+    prio = workload.priority
     if workload.follows is not None:
+        if prio is not None:
+            raise ValueError("Workload.priority is not supported with multi-turn sessions (Workload.follows)")
         return run_sessions(setup, workload)
     if workload.prefix is not None:
         return run_requests(setup, workload.arrival, workload.input_len, workload.output_len,
-                            prefix=workload.prefix)
+                            prefix=workload.prefix, priorities=prio)
     if workload.arrival is None:
         return run_requests(setup, None, workload.input_len, workload.output_len,
-                            concurrency=workload.concurrency, think_s=workload.think_s)
-    return run_requests(setup, workload.arrival, workload.input_len, workload.output_len)
+                            concurrency=workload.concurrency, think_s=workload.think_s, priorities=prio)
+    return run_requests(setup, workload.arrival, workload.input_len, workload.output_len, priorities=prio)
 
 
 def _open(kind, times, n, input_len, output_len, seed) -> Workload:

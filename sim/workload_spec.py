@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numbers
+
 import numpy as np
 
 
@@ -25,6 +27,21 @@ class Workload:
     prefix: tuple | None = None       # per request: prefix identity for a prefix cache (sim.kv), or None
     follows: tuple | None = None      # multi-turn: index of the turn each request follows (-1: none)
     session: tuple | None = None      # per request: its session (what session_affinity hashes)
+    priority: tuple | None = None     # per request: an int, smaller = more urgent (vLLM's convention),
+                                      # for Setup.kv=Paged(policy="priority"); None: all 0
+
+    def __post_init__(self):
+        if self.priority is None:
+            return
+        p = self.priority
+        if isinstance(p, (str, bytes)) or not hasattr(p, "__len__") or len(p) != len(self.input_len):
+            n = len(p) if hasattr(p, "__len__") else type(p).__name__
+            raise ValueError(f"Workload.priority must give one int per request ({len(self.input_len)}), got {n}")
+        for i, v in enumerate(p):
+            if isinstance(v, bool) or not isinstance(v, numbers.Integral):
+                raise ValueError(f"Workload.priority must hold ints (smaller = more urgent), got {v!r} "
+                                 f"for request {i}")
+        object.__setattr__(self, "priority", tuple(int(v) for v in p))
 
     def __len__(self) -> int:
         return len(self.input_len)

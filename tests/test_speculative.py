@@ -81,6 +81,9 @@ def test_bad_input_names_the_field(kwargs, field):
         Speculative(**kwargs)
 
 
-def test_speculative_needs_the_reservation_rule():
-    with pytest.raises(ValueError, match="Setup.speculative"):
-        tiny_setup().replace(kv="paged", speculative=Speculative())
+def test_speculative_with_paged_kv_is_vllm_v1s_recompute_only():
+    """Paged KV runs speculation as vLLM V1 does (tests/test_engine_spec_paged.py); V0's swap is refused."""
+    from sim.kv import Paged
+    tiny_setup().replace(kv="paged", speculative=Speculative())
+    with pytest.raises(ValueError, match="Setup.speculative with paged KV needs Paged.preemption='recompute'"):
+        tiny_setup().replace(kv=Paged(preemption="swap", swap_gbs=1.0), speculative=Speculative())

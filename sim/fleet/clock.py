@@ -56,6 +56,9 @@ def run_fleet(fleet: Fleet, workload: Workload, *, sessions=None) -> FleetResult
         raise ValueError(f"workload must be a sim.workload.Workload, got {type(workload).__name__}")
     if workload.arrival is None:
         raise ValueError("workload: a fleet runs open-loop workloads (arrival times), not a closed loop")
+    if workload.priority is not None and any(workload.priority):
+        raise ValueError("Workload.priority: a fleet does not carry request priorities (run one instance "
+                         "with sim.workload.run)")
     n = len(workload)
     if sessions is None:
         sessions = workload.session if workload.session is not None else range(n)

@@ -9,7 +9,8 @@ talks to it through these calls only; it never sees a block or a reservation:
                               RESUME (its KV came back whole: it decodes from this step on)
     allocate_step(inst, step) the decoders' KV for this step; preempts running requests (the
                               victim is ``victim(inst)``, the scheduler's ``Instance.preempt``
-                              undoes its progress, and notes it) until the rest fit
+                              undoes its progress, and notes it) until the rest fit; returns None,
+                              or the decoders the pass did not reach (then ``stall(r)`` each)
     allocate_chunk(inst, r, n) KV for ``r``'s prompt chunk (its KV to hold ``n`` tokens),
                               preempting likewise; False if ``r`` itself was preempted
     quiet_steps(step, k)      how many of ``k`` decode-only steps from ``step`` fit without one

@@ -22,10 +22,23 @@ of ``block_size`` tokens as a request grows, following vLLM V1 (read at vllm-pro
   generated; the end of that prefill emits its next token. ``swap`` is not V1 (V0 had it): its KV
   is copied to host memory, ``tokens x kv_bytes_per_token / swap_gbs`` seconds added to the step
   that swaps it out and to the one that swaps it back in; host memory is not bounded.
+- ``policy="priority"`` (V1's priority scheduler): the waiting queue is ordered by (priority,
+  arrival, id), smaller first, preempted requests included; the victim is the running request
+  with the largest (priority, arrival), the first in admission order on a tie; a victim already
+  scheduled in the pass hands its tokens back to the budget, and a victim that is the request
+  being scheduled ends the pass, so the decoders after it compute nothing that step;
+- speculative decoding (``Setup.speculative``, V1 with a draft model): every scheduled chunk gets
+  ``k`` lookahead slots beyond it (admission checks the chunk plus lookahead besides the whole
+  sequence), a decoder computes its token and ``k`` drafts, so its KV must hold
+  ``num_tokens + 2k`` slots, growing by the tokens each step emits (drawn per request,
+  ``sim.speculative``; a recomputed request continues its draws); the token budget cuts decoders
+  in running order (n < 1 + k tokens: n - 1 drafts; none left: the decoder waits the step); a
+  1-token prompt admitted beside decoders only is padded to 1 + k tokens (V1's ``pad_spec_decode``).
 
 ``tests/test_engine_vs_vllm.py`` checks the engine against ``tests/vllm_reference.py`` (a plain
 per-request restatement of those vLLM files) bit for bit on all of the above, without prefix
-caching. Not modelled, or modelled otherwise than V1:
+caching (``tests/test_engine_priority.py`` and ``tests/test_engine_spec_paged.py`` for the last
+two). Not modelled, or modelled otherwise than V1:
 
 - prefix caching (sim/kv/prefix_cache.py): blocks are named when their request releases them, not
   when they are scheduled, so requests running side by side do not share a prefix until one of
@@ -35,13 +48,21 @@ caching. Not modelled, or modelled otherwise than V1:
 - decoders take their token even past ``max_num_batched_tokens`` (the handbook's rule; V1 cuts
   them by the budget). With ``max_num_seqs <= max_num_batched_tokens``, which vLLM requires, the
   two cannot differ;
-- speculative decoding with paged KV (V1's lookahead slots), ``priority`` scheduling, long-prefill
-  thresholds, a KV connector (the host tier here is this simulator's own), encoder caches, LoRA.
+- speculative decoding only with recompute and no prefix cache (``Setup`` refuses the other
+  combinations); no prefilled (PD) requests with it; EAGLE's hashing;
+- ``priority`` with ``swap`` (refused: V1 has no swap); priorities with the handbook's ``Reserve``
+  (it never preempts, so a priority would only order admission: refused, use ``Paged``);
+- long-prefill thresholds, a KV connector (the host tier here is this simulator's own), encoder
+  caches, LoRA.
 
 Aggregates keep the engine exact and fast: a decoder's KV grows by one token a step, so whether it
 needs a block at step s depends only on ``(L - s) mod B``, fixed while it decodes. Counting
 decoders per phase gives every step's new blocks without touching a request, and the number of
-steps a quiet run can take before the blocks run out.
+steps a quiet run can take before the blocks run out. Two rules need more: with ``priority`` a
+step whose decoders' blocks fall short is scheduled one decoder at a time (the victim can be
+anywhere in the running order); speculating decoders grow by their drawn tokens, so each one's
+blocks per step are planned from its draws when it starts decoding (every step is an event step),
+and planned again where the budget cuts its drafts.
 """
 
 from __future__ import annotations
@@ -55,6 +76,7 @@ from sim.result import READBACK, RECOMPUTE, SWAP
 from sim.validate import check_int, check_number
 
 PREEMPTION = ("recompute", "swap")
+POLICIES = ("fcfs", "priority")         # vLLM's SchedulerConfig.policy
 
 
 @dataclass(frozen=True)
@@ -74,12 +96,17 @@ class Paged:
                 [0, 1) (vLLM V1's default 0.0; V0 used 0.01 on every admission)
     preemption  "recompute" (drop the KV, prefill again) or "swap" (copy it to host memory)
     swap_gbs    GB/s of the host link used by swap (required for "swap")
+    policy      "fcfs" (vLLM's default) or "priority" (vLLM's ``--scheduling-policy priority``):
+                the waiting queue is ordered by (request priority, arrival), smaller first, and
+                the preemption victim is the running request with the largest (priority,
+                arrival); requests carry ``priority`` (an int, smaller = more urgent, default 0)
     """
 
     block_size: int = 16
     watermark: float = 0.0
     preemption: str = "recompute"
     swap_gbs: float | None = None
+    policy: str = "fcfs"
     name = "paged"
 
     def __post_init__(self):
@@ -93,6 +120,11 @@ class Paged:
             if self.swap_gbs is None:
                 raise ValueError("Paged.swap_gbs must be given (> 0 GB/s) for preemption='swap'")
             check_number("Paged.swap_gbs", self.swap_gbs, 0, note="(GB/s)")
+        if self.policy not in POLICIES:
+            raise ValueError(f"Paged.policy must be one of {POLICIES}, got {self.policy!r}")
+        if self.policy == "priority" and self.preemption == "swap":
+            raise ValueError("Paged.policy='priority' needs preemption='recompute' (vLLM V1's priority "
+                             "scheduler; swap is V0's)")
 
 
 KV_POLICIES = {"reserve": Reserve, "paged": Paged, "ratio": RatioReserve}
@@ -286,6 +318,16 @@ class PagedManager:
         self.swap_s_per_token = self.blocks.swap_s_per_token
         self.swapped: dict[int, bool] = {}      # swap: request -> whether it was decoding
         self.extra, self.flags = 0.0, 0
+        self.by_priority = setup.kv.policy == "priority"
+        # Speculative decoding: V1 allocates k lookahead slots beyond every scheduled chunk; a
+        # decoder's tokens per step are drawn (sim.speculative), so its new blocks are planned
+        # per step from its draws (``plan_speculation``) instead of by block phase.
+        spec = setup.speculative
+        self.lookahead = spec.k if spec is not None else 0
+        self.spec_need: dict[int, int] = {}     # step -> new blocks the speculating decoders take
+        self.spec_plans: dict[int, tuple] = {}  # decoder -> (first decode step, blocks held after each)
+        self.taken_through = -1                 # the last step whose decoders' blocks were taken
+        self.cuts: dict[int, int] = {}          # decoder -> tokens, where the budget cut its drafts this step
 
     # --- admission ------------------------------------------------------------------------------
 
@@ -336,25 +378,208 @@ class PagedManager:
             stats["host_tokens"][r] += host
             self.extra += host // self.B * blocks.cache.readback_s
             self.flags |= READBACK
-        if inst.requeued:                             # the head came back from a preemption
+        if inst.stats["preemptions"][r]:              # the head came back from a preemption
             self.flags |= RECOMPUTE
         return cached
 
     # --- the step's blocks and preemption ---------------------------------------------------
 
-    def allocate_step(self, inst, step: int) -> None:
-        """The decoders' new blocks this step, preempting the victim while they do not fit."""
+    def allocate_step(self, inst, step: int):
+        """The decoders' new blocks this step, preempting the victim while they do not fit.
+        Returns None, or (priority) the decoders the running pass did not reach."""
         blocks = self.blocks
+        if self.lookahead:
+            return self._allocate_speculative(inst, step)
         need = blocks.need(step)
+        if self.by_priority and need > blocks.free_blocks():
+            return self._allocate_in_order(inst, step)[0]
         while need > blocks.free_blocks():
             self._preempt(inst, self.victim(inst))
             need = blocks.need(step)
         blocks.take_step_blocks(need)
+        return None
+
+    def _allocate_in_order(self, inst, step: int, need_of=None):
+        """vLLM's running pass over the decoders, one at a time (priority: the victim may be one
+        already given its block this step, which it hands back; a decoder that is the victim
+        itself ends the pass, and the decoders after it get nothing this step). With FCFS the
+        victims come from the tail, so the aggregate loop above gives the same result.
+        ``need_of(r)``: a decoder's new blocks this step (default: by its block phase). Takes the
+        blocks; returns (the decoders not reached or None, the blocks taken)."""
+        blocks, phase = self.blocks, self.blocks.phase
+        due = -step % self.B                          # the phase whose decoders need a block now
+        decoders = [r for r in inst.run_order if r in inst.fstep]   # the head of the running order
+        taken, took, stalled = 0, {}, None
+        for i, r in enumerate(decoders):
+            if r not in inst.run_order:               # preempted earlier in this pass
+                continue
+            n = need_of(r) if need_of is not None else (1 if phase[r] == due else 0)
+            while n > blocks.free_blocks() - taken:
+                victim = self.victim(inst)
+                self._preempt(inst, victim)
+                taken -= took.pop(victim, 0)
+                if victim == r:
+                    stalled = [q for q in decoders[i + 1:] if q in inst.run_order]
+                    break
+            if stalled is not None:
+                break
+            took[r] = n
+            taken += n
+        blocks.take_step_blocks(taken)
+        return stalled, taken
+
+    def _allocate_speculative(self, inst, step: int):
+        """The speculating decoders' blocks this step (planned from their draws), preempting
+        the victim while they do not fit (FCFS: the tail, so all at once is V1's pass), unless
+        the budget cuts a decoder's drafts or priority picks victims anywhere: then one at a time."""
+        blocks, plan = self.blocks, self.spec_need
+        self.taken_through = step - 1
+        self.cuts = {}
+        if (inst.decoders * (self.lookahead + 1) > inst.setup.max_num_batched_tokens
+                or self.by_priority and plan.get(step, 0) > blocks.free_blocks()):
+            stalled = self._speculative_pass(inst, step)
+            self.taken_through = step
+            return stalled
+        while plan.get(step, 0) > blocks.free_blocks():
+            self._preempt(inst, self.victim(inst))
+        blocks.take_step_blocks(plan.pop(step, 0))
+        self.taken_through = step
+        return None
+
+    def _speculative_pass(self, inst, step: int):
+        """V1's running pass over the speculating decoders, one at a time: each asks
+        min(1 + k, budget) tokens (fewer: n - 1 drafts, ``cuts``), its blocks for them plus the
+        lookahead, preempting the victim while they do not fit (a victim reached earlier hands its
+        tokens back; one that is the decoder itself ends the pass). Returns the decoders the pass
+        did not reach (the budget ran out, or it ended), or None."""
+        blocks, plan, k1 = self.blocks, self.spec_need, self.lookahead + 1
+        budget = inst.setup.max_num_batched_tokens
+        decoders = [r for r in inst.run_order if r in inst.fstep]   # the head of the running order
+        taken, took, asked, stalled = 0, {}, {}, None
+        for i, r in enumerate(decoders):
+            if r not in inst.run_order:               # preempted earlier in this pass
+                continue
+            if budget <= 0:
+                stalled = [q for q in decoders[i:] if q in inst.run_order]
+                break
+            n = k1 if budget >= k1 else budget
+            need = self._step_need(r, step, k1 - n)
+            while need > blocks.free_blocks() - taken:
+                victim = self.victim(inst)
+                self._preempt(inst, victim)
+                taken -= took.pop(victim, 0)
+                budget += asked.pop(victim, 0)
+                if victim == r:
+                    stalled = [q for q in decoders[i + 1:] if q in inst.run_order]
+                    break
+            if stalled is not None:
+                break
+            took[r] = need
+            taken += need
+            asked[r] = n
+            budget -= n
+        blocks.take_step_blocks(taken)
+        self.cuts = {r: n for r, n in asked.items() if n < k1}
+        plan.pop(step, None)                          # taken; the decoders not reached keep theirs
+        left = sum(self._step_need(q, step) for q in stalled) if stalled else 0
+        if left:
+            plan[step] = left
+        return stalled
+
+    def _step_need(self, r: int, step: int, short: int = 0) -> int:
+        """A speculating decoder's new blocks in ``step`` (from its plan), ``short`` drafts fewer."""
+        from_step, cum, toks = self.spec_plans[r]
+        j = step - from_step
+        prev = cum[j - 1] if j > 0 else self.blocks.base[r]
+        if not short:
+            return cum[j] - prev
+        return max(0, -(-(toks[j] + 2 * self.lookahead - short) // self.B) - prev)
+
+    def plan_speculation(self, r: int, kv_tokens: int, from_step: int, emits: list) -> None:
+        """``r`` decodes from ``from_step`` with its KV holding ``kv_tokens``, emitting ``emits``
+        tokens per step. Each step V1 holds slots for its known tokens, its k drafts and k
+        lookahead: ``ceil((num_tokens + 2k) / B)`` blocks, num_tokens growing by the emissions."""
+        self.spec_plans[r] = (from_step, [], [])
+        self._plan(r, from_step, self.blocks.base[r], kv_tokens + 1, emits)
+
+    def _plan(self, r: int, step: int, held: int, tokens: int, emits) -> None:
+        """Append the plan of ``r``'s decode steps from ``step`` on: ``tokens`` known, ``held``
+        blocks before it, ``emits`` tokens emitted at each step."""
+        B, two_k, need = self.B, 2 * self.lookahead, self.spec_need
+        _, cum, toks = self.spec_plans[r]
+        for j, e in enumerate(emits):
+            want = -(-(tokens + two_k) // B)
+            if want > held:
+                need[step + j] = need.get(step + j, 0) + want - held
+                held = want
+            cum.append(held)
+            toks.append(tokens)
+            tokens += e
+
+    def replan_speculation(self, r: int, step: int, n: int, emits: list) -> None:
+        """The budget cut ``r`` to ``n`` tokens in ``step`` (its blocks for them taken) and its
+        draws from ``step`` on are now ``emits``: its later steps are planned again."""
+        from_step, cum, toks = self.spec_plans[r]
+        j = step - from_step
+        need = self.spec_need
+        for jj in range(j + 1, len(cum)):
+            if cum[jj] > cum[jj - 1]:
+                need[from_step + jj] -= cum[jj] - cum[jj - 1]
+        prev = cum[j - 1] if j > 0 else self.blocks.base[r]
+        held = max(prev, -(-(toks[j] + 2 * self.lookahead - (self.lookahead + 1 - n)) // self.B))
+        tokens = toks[j] + emits[0]
+        del cum[j:], toks[j + 1:]
+        cum.append(held)
+        self._plan(r, step + 1, held, tokens, emits[1:])
+
+    def _end_speculation(self, r: int) -> None:
+        """``r`` stops decoding (finish or preemption): the blocks of steps not yet taken are
+        unplanned, and what it holds is what its release frees."""
+        from_step, cum, _ = self.spec_plans.pop(r)
+        blocks, need = self.blocks, self.spec_need
+        ran = self.taken_through + 1 - from_step      # its decode steps whose blocks were taken
+        prev = cum[ran - 1] if ran > 0 else blocks.base[r]
+        held = prev
+        for j in range(max(ran, 0), len(cum)):
+            if cum[j] > prev:
+                need[from_step + j] -= cum[j] - prev
+            prev = cum[j]
+        blocks.base[r] = held
+
+    def lookahead_fits(self, inst, r: int, tokens: int) -> bool:
+        """Speculative: whether the admission chunk of ``tokens`` plus the lookahead slots fits,
+        with the watermark spare while others run (V1 checks it beside the whole sequence)."""
+        blocks = self.blocks
+        spare = blocks.watermark if inst.running > 0 else 0
+        return -(-(tokens + self.lookahead) // self.B) + spare <= blocks.free_blocks()
+
+    def stall(self, r: int) -> None:
+        """``r`` decodes nothing this step: its KV reaches each block boundary a step later."""
+        blocks = self.blocks
+        if self.lookahead:                            # its planned steps from this one move on by one
+            from_step, cum, toks = self.spec_plans[r]
+            need, base = self.spec_need, blocks.base[r]
+            moves = []
+            for j in range(self.taken_through - from_step, len(cum)):
+                d = cum[j] - (cum[j - 1] if j > 0 else base)
+                if d:
+                    need[from_step + j] -= d
+                    moves.append((from_step + j + 1, d))
+            for s, d in moves:
+                need[s] = need.get(s, 0) + d
+            self.spec_plans[r] = (from_step + 1, cum, toks)
+            return
+        ph = blocks.phase[r]
+        blocks.cnt[ph] -= 1
+        ph = (ph - 1) % self.B
+        blocks.cnt[ph] += 1
+        blocks.phase[r] = ph
 
     def allocate_chunk(self, inst, r: int, tokens: int) -> bool:
         """Blocks for ``r``'s prompt chunk, its KV to hold ``tokens``; while they do not fit, the
         victim is preempted (vLLM V1's running pass). False if ``r`` itself was."""
         blocks = self.blocks
+        tokens += self.lookahead                      # V1's lookahead slots (speculative decoding)
         while blocks.blocks_to(r, tokens) > blocks.free_blocks():
             victim = self.victim(inst)
             self._preempt(inst, victim)
@@ -364,8 +589,17 @@ class PagedManager:
         return True
 
     def victim(self, inst) -> int:
-        """The most recently admitted running request."""
-        return next(reversed(inst.run_order))
+        """FCFS: the most recently admitted running request (V1's ``running`` tail). Priority: the
+        running request with the largest (priority, arrival), the first in admission order on a tie."""
+        if not self.by_priority:
+            return next(reversed(inst.run_order))
+        prio, arr = inst.prio, inst.arr
+        best, key = -1, None
+        for r in inst.run_order:
+            k = (prio[r], arr[r])
+            if key is None or k > key:
+                best, key = r, k
+        return best
 
     def _preempt(self, inst, r: int) -> None:
         computed, generated = inst.preempt(r)
@@ -388,10 +622,14 @@ class PagedManager:
         self.blocks.grow(step, k)
 
     def start_decoding(self, r: int, kv_tokens: int, step: int) -> None:
-        self.blocks.start_decoding(r, kv_tokens, step)
+        if not self.lookahead:                        # (speculating: plan_speculation)
+            self.blocks.start_decoding(r, kv_tokens, step)
 
     def stop_decoding(self, r: int) -> None:
-        self.blocks.stop_decoding(r)
+        if self.lookahead:
+            self._end_speculation(r)
+        else:
+            self.blocks.stop_decoding(r)
 
     # --- finishes, and what a router asks ---------------------------------------------------
 
