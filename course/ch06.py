@@ -397,6 +397,7 @@ def cache_figure(shares=GPU_SHARES, host_tokens: int = HOST_TOKENS):
     tier ("GPU + host"), the order-only LRU replay of the same requests ("order-only LRU") and the
     unbounded ceiling; right: p50 / p99 TTFT of the simulated runs."""
     from matplotlib.figure import Figure
+    from matplotlib.ticker import FuncFormatter
     cap = np.array([instance().kv_capacity_tokens * x for x in shares])
     gpu = [run_one(x) for x in shares]
     both = [run_one(x, host_tokens) for x in shares]
@@ -419,6 +420,8 @@ def cache_figure(shares=GPU_SHARES, host_tokens: int = HOST_TOKENS):
         right.plot(cap, [r.ttft_p99_s for r in rows], mark + "--", label=f"{name} p99")
     right.set_xscale("log")
     right.set_yscale("log")
+    right.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+    right.yaxis.set_minor_formatter(FuncFormatter(lambda v, _: f"{v:g}" if v in (0.5, 2, 5) else ""))
     right.set_xlabel("GPU KV space (tokens, log scale)")
     right.set_ylabel("TTFT (s, log scale)")
     right.grid(alpha=0.3, which="both")
