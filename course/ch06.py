@@ -450,13 +450,9 @@ ROUTERS = ("least_requests", "session_affinity", "prefix_aware")
 ROUTER_ZH = {"least_requests": "最少请求", "session_affinity": "会话亲和", "prefix_aware": "前缀感知"}
 
 
-def fleet_setup(gpu_share: float = 1.0, host_tokens: int = 0, block_size: int = 16):
-    return cached_setup(gpu_share, host_tokens, block_size)
-
-
 def _fleet_result(router: str, gpu_share: float, host_tokens: int, block_size: int):
     t = half_hour()
-    f = Fleet.of(fleet_setup(gpu_share, host_tokens, block_size), INSTANCES, router=router,
+    f = Fleet.of(cached_setup(gpu_share, host_tokens, block_size), INSTANCES, router=router,
                  gpus_per_instance=GPUS_PER_INSTANCE)
     return run_fleet(f, workload.trace(t), sessions=sessions(t))
 
