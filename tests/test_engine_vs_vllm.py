@@ -16,8 +16,8 @@ from hypothesis import strategies as st
 
 from conftest import tiny_setup
 from sim.engine import run_requests
-from sim.kv import Paged
-from vllm_reference import vllm_run
+from sim.kv import Paged, PrefixCache
+from vllm_reference import engine_mismatches, vllm_run
 
 PROFILE = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -50,6 +50,60 @@ def test_paged_engine_equals_the_vllm_v1_reference(case):
     assert np.array_equal(res.first_token, [r.first_token for r in ref.reqs])
     assert np.array_equal(res.finish, [r.finish for r in ref.reqs])
     assert res.preemptions.tolist() == [r.preemptions for r in ref.reqs]
+    log = res.steps
+    assert np.array_equal(log.start, [s.start for s in ref.steps])
+    assert log.tokens.tolist() == [s.tokens for s in ref.steps]
+    assert log.context.tolist() == [s.context for s in ref.steps]
+
+
+@st.composite
+def prefix_runs(draw):
+    """Requests with prefix identity and a tight KV: shared system prompts (a few keys, each with
+    its own length), session-like segments that cover the answer (a later request of the same
+    session repeats it), private tails; preemption and eviction happen."""
+    B = draw(st.sampled_from([1, 2, 4, 8]))
+    budget = draw(st.integers(2, 24))
+    seqs = draw(st.integers(1, min(8, budget)))
+    n = draw(st.integers(1, 12))
+    system = draw(st.lists(st.integers(1, 24), min_size=3, max_size=3))
+    inputs, outputs, prefixes = [], [], []
+    for _ in range(n):
+        inp, out = draw(st.integers(1, 40)), draw(st.integers(1, 16))
+        segs = []
+        k = draw(st.sampled_from([None, 0, 0, 1, 2]))
+        if k is not None and system[k] <= inp:
+            segs.append((k, system[k]))
+        kind = draw(st.sampled_from(["none", "session", "prompt"]))
+        last = segs[-1][1] if segs else 0
+        if kind == "session":              # the segment covers the answer (multi-turn chat)
+            segs.append((draw(st.integers(10, 13)), inp + out))
+        elif kind == "prompt" and inp > last:
+            segs.append((draw(st.integers(20, 23)), draw(st.integers(last + 1, inp))))
+        inputs.append(inp)
+        outputs.append(out)
+        prefixes.append(tuple(segs) or None)
+    fit = max(i + o for i, o in zip(inputs, outputs))
+    blocks = draw(st.integers(-(-fit // B), -(-fit // B) * 3))      # tight: preemption, eviction
+    watermark = draw(st.sampled_from([0.0, 0.0, 0.1]))
+    kv = draw(st.sampled_from([0, 1]))
+    setup = tiny_setup(kv=kv, budget=budget, seqs=seqs, cap=blocks * B).replace(
+        kv=Paged(block_size=B, watermark=watermark), prefix_cache=PrefixCache())
+    gaps = draw(st.lists(st.sampled_from([0.0, 0.0, 0.001, 0.01, 0.05]), min_size=n, max_size=n))
+    arrivals = list(np.cumsum(gaps))
+    return setup, arrivals, inputs, outputs, prefixes
+
+
+@PROFILE
+@given(prefix_runs())
+def test_paged_engine_with_prefix_caching_equals_the_vllm_v1_reference(case):
+    setup, arrivals, inputs, outputs, prefixes = case
+    res = run_requests(setup, arrivals, inputs, outputs, prefix=prefixes)
+    ref = vllm_run(setup, arrivals, inputs, outputs, prefixes)
+    assert engine_mismatches(res, ref) == []
+    assert np.array_equal(res.first_token, [r.first_token for r in ref.reqs])
+    assert np.array_equal(res.finish, [r.finish for r in ref.reqs])
+    assert res.preemptions.tolist() == [r.preemptions for r in ref.reqs]
+    assert res.cached_tokens.tolist() == [sum(r.hits) for r in ref.reqs]
     log = res.steps
     assert np.array_equal(log.start, [s.start for s in ref.steps])
     assert log.tokens.tolist() == [s.tokens for s in ref.steps]

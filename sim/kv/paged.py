@@ -49,7 +49,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from sim.kv.manager import RESUME
-from sim.kv.prefix_cache import BlockCache, PrefixCache, block_runs, cacheable_blocks, first_runs
+from sim.kv.prefix_cache import BlockCache, PrefixCache, block_runs, cacheable_blocks, private_key
 from sim.result import READBACK, RECOMPUTE, SWAP
 from sim.validate import check_int, check_number
 
@@ -123,7 +123,20 @@ class BlockManager:
         self.decoders = 0
         self.phase: dict[int, int] = {}
         self.base: dict[int, int] = {}               # blocks allocated for the prompt
-        self.held: dict[int, list] = {}              # named blocks a request holds (its prefix hits, as runs)
+        # Prefix caching (vLLM V1's naming): a request's blocks [0, upto) are named, as the pieces
+        # it holds (hits, then its own copies, named as its chunks are scheduled); a decoder's
+        # blocks in a prefix segment are named as they fill, lazily: ``pending`` holds, per key,
+        # records [request, seq, from step, kv tokens then, next block, end] from which the step
+        # naming each block follows, applied (``_materialize``) before anything reads that key.
+        # Its private blocks are named when it releases its KV (only it can hit them, later).
+        self.held: dict[int, list] = {}
+        self.upto: dict[int, int] = {}
+        self.names: dict[int, tuple] = {}            # request -> (prefix, blocks a segment covers)
+        self.pending: dict = {}
+        self.dec_pending: dict[int, list] = {}       # request -> its (key, record) pairs
+        self.seq: dict[int, int] = {}                # admission order (vLLM's ``running`` order)
+        self.admissions = 0
+        self.now_step = -1                           # the last step whose decoders were scheduled
         cfg: PrefixCache | None = setup.prefix_cache
         self.cache = BlockCache(cfg, B, setup.kv_bytes_per_token, setup) if cfg is not None else None
         self.releases = 0                            # KV releases so far (they can unblock the head)
@@ -140,12 +153,95 @@ class BlockManager:
         if n > take:
             self.cache.evict(n - take)
 
-    def _lookup(self, prompt: int, prefix):
+    def _lookup(self, r: int, prompt: int, prefix):
+        """(hit pieces, hit blocks, of which on the host, hits now free, first name missed)."""
         B, cache = self.B, self.cache
-        if cache is None or not prefix:
-            return None, 0, 0, 0
-        runs = block_runs(prefix, min(cacheable_blocks(prefix, B), (prompt - 1) // B), B)
-        return (runs, *cache.lookup(runs))
+        if cache is None:
+            return (), 0, 0, 0, None
+        last = (prompt - 1) // B                     # the last prompt token is always computed
+        c = cacheable_blocks(prefix, B)
+        runs = block_runs(prefix, last if last < c else c, B) if c else []
+        if last > c:                                 # its own private blocks (after a preemption)
+            runs.append((private_key(r), c, last))
+        if self.pending:
+            self._materialize_runs(runs)
+        return cache.lookup(runs)
+
+    def _materialize_runs(self, runs) -> None:
+        pending, u = self.pending, self.now_step
+        for key, _, _ in runs:
+            if key in pending:
+                self._materialize(key, u)
+
+    def _materialize(self, key, u: int) -> None:
+        """Name the blocks of ``key`` that decoders filled by the end of step ``u``, in the order
+        vLLM names them: by step, then running order."""
+        recs, B, cache, held, upto = self.pending[key], self.B, self.cache, self.held, self.upto
+        if len(recs) == 1:
+            rec = recs[0]
+            due = (rec[3] + u - rec[2] + 1) // B
+            if due > rec[5]:
+                due = rec[5]
+            if due > rec[4]:
+                r = rec[0]
+                held[r].append(cache.name(key, rec[4], due))
+                rec[4] = due
+                if due > upto[r]:
+                    upto[r] = due
+        else:
+            events = []
+            for rec in recs:
+                r, seq, s0, L0, nxt, end = rec
+                due = min(end, (L0 + u - s0 + 1) // B)
+                events += [(s0 + (j + 1) * B - 1 - L0, seq, j, rec) for j in range(nxt, due)]
+            events.sort(key=lambda e: (e[0], e[1]))
+            i = 0
+            while i < len(events):
+                _, _, lo, rec = events[i]
+                hi = lo + 1
+                i += 1
+                while i < len(events) and events[i][3] is rec and events[i][2] == hi:
+                    hi += 1
+                    i += 1
+                r = rec[0]
+                held[r].append(cache.name(key, lo, hi))
+                rec[4] = hi
+                if hi > upto[r]:
+                    upto[r] = hi
+        if any(rec[4] >= rec[5] for rec in recs):
+            recs[:] = [rec for rec in recs if rec[4] < rec[5]]
+            if not recs:
+                del self.pending[key]
+
+    def _name_to(self, r: int, full: int) -> None:
+        """Name ``r``'s blocks up to ``full`` that a prefix segment covers (as they are scheduled)."""
+        up = self.upto[r]
+        prefix, c = self.names[r]
+        stop = full if full < c else c
+        if stop <= up:
+            return
+        pending, cache, held = self.pending, self.cache, self.held[r]
+        for key, lo, hi in block_runs(prefix, stop, self.B):
+            if hi <= up:
+                continue
+            if key in pending:                       # decoders named theirs earlier in the step
+                self._materialize(key, self.now_step)
+            held.append(cache.name(key, lo if lo > up else up, hi))
+        self.upto[r] = stop
+
+    def quiet_cap(self, step: int, k: int) -> int:
+        """Steps from ``step`` before a decoder names the block the refused head missed (that step
+        must be an event step: the head's lookup may hit it there)."""
+        b = self.blocked
+        if b is None or b[4] is None or not self.pending:
+            return k
+        key, j = b[4]
+        for rec in self.pending.get(key, ()):
+            if rec[4] <= j < rec[5]:
+                s = rec[2] + (j + 1) * self.B - 1 - rec[3]
+                if s - step < k:
+                    k = s - step if s > step else 0
+        return k
 
     def refused(self, r: int, prompt: int) -> bool:
         """Whether ``admit`` of this head is sure to fail again: it failed, and since then no KV was
@@ -162,14 +258,17 @@ class BlockManager:
         engine then allocates chunk by chunk, ``allocate_to``, as vLLM V1 does)."""
         B = self.B
         blocks = -(-prompt // B)
-        runs, hit, on_host, free_hits = self._lookup(prompt, prefix)
+        pieces, hit, on_host, free_hits, miss = self._lookup(r, prompt, prefix)
         new = blocks - hit + on_host                  # host hits need GPU blocks too
         if self.free_blocks() - free_hits - new < (self.watermark if spare else 0):
-            self.blocked = (r, prompt, self.releases, self.free_blocks())
+            self.blocked = (r, prompt, self.releases, self.free_blocks(), miss)
             return None
-        if hit:
-            held = self.held[r] = first_runs(runs, hit)
-            self.cache.take(held)
+        if self.cache is not None:
+            if hit:
+                self.cache.take(pieces)
+            self.held[r] = list(pieces)
+            self.upto[r] = hit
+            self.names[r] = (prefix, cacheable_blocks(prefix, B))
         if whole:
             self._allocate(new)
             self.base[r] = blocks
@@ -199,6 +298,8 @@ class BlockManager:
         if n:
             self._allocate(n)
             self.base[r] += n
+        if self.cache is not None and r in self.names:
+            self._name_to(r, tokens // self.B)
 
     def start_decoding(self, r: int, kv_tokens: int, step: int) -> None:
         """From ``step`` on, ``r`` computes one token a step over ``kv_tokens`` (then +1 a step)."""
@@ -206,6 +307,15 @@ class BlockManager:
         self.cnt[ph] += 1
         self.phase[r] = ph
         self.decoders += 1
+        names = self.names.get(r)
+        if names is not None and self.upto[r] < names[1]:   # its segment covers output tokens
+            up, recs = self.upto[r], []
+            for key, lo, hi in block_runs(names[0], names[1], self.B):
+                if hi > up:
+                    rec = [r, self.seq[r], step, kv_tokens, lo if lo > up else up, hi]
+                    self.pending.setdefault(key, []).append(rec)
+                    recs.append((key, rec))
+            self.dec_pending[r] = recs
 
     def stop_decoding(self, r: int) -> None:
         self.cnt[self.phase.pop(r)] -= 1
@@ -254,13 +364,41 @@ class BlockManager:
         B = self.B
         self.releases += 1
         total = max(self.base.pop(r), -(-computed // B))
-        held = self.held.pop(r, ())
-        if self.cache is not None and prefix:
-            count = min(cacheable_blocks(prefix, B), computed // B)
-            dup = self.cache.release(held, block_runs(prefix, count, B))
-            self.plain += total - count + dup
-        else:
+        cache = self.cache
+        if cache is None:
             self.plain += total
+            return
+        for key, rec in self.dec_pending.pop(r, ()):   # a decoder: its namings up to now
+            recs = self.pending.get(key)
+            if recs is not None and rec in recs:
+                self._materialize(key, self.now_step)
+                if rec in recs:
+                    recs.remove(rec)
+                    if not recs:
+                        del self.pending[key]
+        held = self.held.pop(r, None)
+        if held is None:                             # KV that arrived whole (swap, PD): named now
+            held, up = [], 0
+        else:
+            up = self.upto.pop(r)
+            del self.names[r]
+        full = computed // B
+        if up < full:                                # named at release: the rest of its full blocks
+            c = cacheable_blocks(prefix, B)
+            stop = full if full < c else c
+            if up < stop:
+                runs = [(key, lo if lo > up else up, hi) for key, lo, hi in block_runs(prefix, stop, B) if hi > up]
+                if self.pending:
+                    self._materialize_runs(runs)
+                held += [cache.name(*run) for run in runs]
+                up = stop
+            if up < full:                            # private: no segment covers them
+                held.append(cache.name(private_key(r), up, full))
+                up = full
+        if len(held) > 1:
+            held.sort(key=_piece_start)
+        cache.release(held)
+        self.plain += max(total, up) - up
 
     def cached_prefix_tokens(self, prefix, input_len: int) -> int:
         """Tokens of a prompt a lookup would find on the GPU now (for a prefix-aware router)."""
@@ -268,7 +406,13 @@ class BlockManager:
             return 0
         B = self.B
         runs = block_runs(prefix, min(cacheable_blocks(prefix, B), (input_len - 1) // B), B)
+        if self.pending:
+            self._materialize_runs(runs)
         return self.cache.cached_prefix(runs) * B
+
+
+def _piece_start(piece) -> int:
+    return piece[2]
 
 
 class PagedManager:
@@ -307,6 +451,19 @@ class PagedManager:
         """vLLM V1's admission: the whole sequence's blocks (less prefix hits) must fit, with the
         watermark spare only while other requests run; only the hits are taken here, the first
         chunk's blocks come from ``allocate_chunk``."""
+        got = self._admit(inst, r)
+        if got is not None:
+            blocks = self.blocks
+            blocks.seq[r] = blocks.admissions         # its place in the running order
+            blocks.admissions += 1
+        return got
+
+    def release_order(self, requests) -> list:
+        """Requests finishing in one step, in the order their KV is released (vLLM's running order:
+        it sets the order of their blocks in the free queue)."""
+        return sorted(requests, key=self.blocks.seq.__getitem__)
+
+    def _admit(self, inst, r: int):
         blocks = self.blocks
         spare = inst.running > 0
         if r in self.swapped:                         # its KV comes back from host memory
@@ -344,11 +501,19 @@ class PagedManager:
     def allocate_step(self, inst, step: int) -> None:
         """The decoders' new blocks this step, preempting the victim while they do not fit."""
         blocks = self.blocks
+        blocks.now_step = step - 1
         need = blocks.need(step)
-        while need > blocks.free_blocks():
+        taken = 0
+        if need > blocks.free_blocks():
+            # vLLM V1 allocates decoder by decoder: those before the first that fails take every
+            # free block (evicting cached ones) before any victim's blocks are freed
+            taken = blocks.free_blocks()
+            blocks.take_step_blocks(taken)
+        while need - taken > blocks.free_blocks():
             self._preempt(inst, self.victim(inst))
             need = blocks.need(step)
-        blocks.take_step_blocks(need)
+        blocks.take_step_blocks(max(0, need - taken))
+        blocks.now_step = step
 
     def allocate_chunk(self, inst, r: int, tokens: int) -> bool:
         """Blocks for ``r``'s prompt chunk, its KV to hold ``tokens``; while they do not fit, the
@@ -381,10 +546,12 @@ class PagedManager:
                 inst.pre[r] = 0                       # (a PD arrival's prompt KV is gone too)
 
     def quiet_steps(self, step: int, k: int) -> int:
-        return self.blocks.fit_steps(step, k)
+        k = self.blocks.fit_steps(step, k)
+        return self.blocks.quiet_cap(step, k) if self.blocks.pending else k
 
     def grow(self, step: int, k: int) -> None:
         self.blocks.grow(step, k)
+        self.blocks.now_step = step + k - 1
 
     def start_decoding(self, r: int, kv_tokens: int, step: int) -> None:
         self.blocks.start_decoding(r, kv_tokens, step)
@@ -396,6 +563,7 @@ class PagedManager:
 
     def free(self, inst, r: int) -> None:
         self.blocks.release(r, inst.inp[r] + inst.out[r] - 1, inst.prefix[r])
+        del self.blocks.seq[r]
 
     def free_tokens(self, pending: int) -> int:
         """Free blocks now, in tokens (cached ones count as free)."""
