@@ -143,60 +143,76 @@ def cache_ops(draw):
 
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(case=cache_ops())
-def test_block_cache_runs_equal_one_name_at_a_time(case):
-    """BlockCache (runs per key) against kv_reference.NameCache (one name at a time): every lookup,
-    duplicate count, free count and router answer, and the exact LRU orders, on random operations."""
+def test_block_cache_runs_equal_one_copy_at_a_time(case):
+    """BlockCache (runs of copies per key) against kv_reference.NameCache (one copy at a time): every
+    lookup (hits, host hits, free hits), free count and router answer, and the exact LRU orders,
+    on random admissions (a lookup, then new copies of the rest: duplicates included), releases
+    and evictions; private names (beyond the segments) too."""
     assert_same_cache(case)
 
 
 def test_a_range_held_inside_another_frees_its_outer_parts_tail_first():
-    # A (key 5 over blocks 0-5) and C (key 7 over 0-1, then key 5 over 2-3) both hit; when A lets
-    # go, blocks 5, 4 and then 1, 0 of key 5 fall free (2 and 3 are still C's), in that order.
+    # A computes key 5's blocks 0-5 and lets go; B computes key 7's 0-1 and lets go; A hits 0-5;
+    # C hits key 7's 0-1 and key 5's 2-3 (inside A's range); when A lets go, blocks 5, 4 and then
+    # 1, 0 of key 5 fall free (2 and 3 are still C's), in that order.
     prefixes = [((5, 6),), ((7, 2),), ((7, 2), (5, 4))]
-    ops = [("admit", 0, 0), ("release", 0, 6), ("admit", 1, 0), ("release", 0, 2),
-           ("admit", 0, 6), ("admit", 2, 4), ("release", 0, 6), ("evict", 0, 2)]
+    ops = [("admit", 0, 6), ("release", 0, 0), ("admit", 1, 2), ("release", 0, 0),
+           ("admit", 0, 6), ("admit", 2, 4), ("release", 0, 0), ("evict", 0, 2)]
     assert_same_cache((1, 0, False, prefixes, ops))
+
+
+def _names(key, lo, hi):
+    """Block names of a piece, last block first (the LRU order within it)."""
+    if isinstance(key, tuple):
+        return [(key, j) for j in range(hi - 1, lo - 1, -1)]
+    return [(key << 24) | j for j in range(hi - 1, lo - 1, -1)]
 
 
 def assert_same_cache(case):
     from kv_reference import NameCache
-    from sim.kv.prefix_cache import BlockCache, block_keys, block_runs, cacheable_blocks, first_runs
+    from sim.kv.prefix_cache import BlockCache, block_runs, cacheable_blocks, private_key
     B, host, read_back, prefixes, ops = case
     setup = tiny_setup()
     cfg = PrefixCache(host_tokens=host * B, host_link_gbs=1e9 if read_back else 1e-12) if host else PrefixCache()
     fast = BlockCache(cfg, B, setup.kv_bytes_per_token, setup)
     plain = NameCache(host, read_back=fast.readback_s <= fast.recompute_s)
-    running = []                                  # (prefix, held runs, held names)
+    running = []                                  # (pieces held, copies held)
     for op, pick, size in ops:
-        prefix = prefixes[pick % len(prefixes)]
-        count = min(cacheable_blocks(prefix, B), size)
-        runs, names = block_runs(prefix, count, B), block_keys(prefix, count, B)
-        assert [(k << 24) | j for k, lo, hi in runs for j in range(lo, hi)] == names
+        which = pick % len(prefixes)
+        prefix = prefixes[which]
+        c = cacheable_blocks(prefix, B)
+        runs = block_runs(prefix, min(c, size), B)
+        if size > c:                              # private to the prefix's owner
+            runs.append((private_key(which), c, size))
+        names = [n for key, lo, hi in runs for n in reversed(_names(key, lo, hi))]
         if op == "admit":
-            got = fast.lookup(runs)
-            assert got == plain.lookup(names)
-            fast.take(first_runs(runs, got[0]))
-            plain.take(names[:got[0]])
-            running.append((prefix, first_runs(runs, got[0]), names[:got[0]]))
+            pieces, hit, on_host, free, _ = fast.lookup(runs)
+            assert (hit, on_host, free) == plain.lookup(names)
+            fast.take(pieces)
+            held = list(pieces)
+            for key, lo, hi in runs:              # computes the rest: new copies
+                if hi > hit:
+                    held.append(fast.name(key, lo if lo > hit else hit, hi))
+            running.append((held, plain.take(names[:hit]) + plain.name(names[hit:])))
         elif op == "release" and running:
-            prefix, held_runs, held = running.pop(pick % len(running))
-            count = max(len(held), min(cacheable_blocks(prefix, B), size))
-            assert fast.release(held_runs, block_runs(prefix, count, B)) == \
-                plain.release(held, block_keys(prefix, count, B))
+            held, copies = running.pop(pick % len(running))
+            fast.release(sorted(held, key=lambda p: p[2]))
+            plain.release(copies)
         elif op == "evict":
             n = min(size, len(plain.lru))
             fast.evict(n)
             plain.evict(n)
-        assert fast.cached_prefix(runs) == plain.cached_prefix(names)
+        public = [(key, lo, hi) for key, lo, hi in runs if not isinstance(key, tuple)]
+        assert fast.cached_prefix(public) == plain.cached_prefix([n for n in names if not isinstance(n, tuple)])
         assert fast.lru.size == len(plain.lru) and fast.host.size == len(plain.host)
     # the orders themselves: evicting everything lists the LRU, then the host tier
     order = []
     while fast.lru.size:
         for ks, key, lo, hi in fast.lru.pop(1):
-            order += [(key << 24) | j for j in range(hi - 1, lo - 1, -1)]
-    assert order == list(plain.lru)
+            order += _names(key, lo, hi)
+    assert order == [plain.of[c] for c in plain.lru]
     order = []
     while fast.host.size:
         for ks, key, lo, hi in fast.host.pop(1):
-            order += [(key << 24) | j for j in range(hi - 1, lo - 1, -1)]
+            order += _names(key, lo, hi)
     assert order == list(plain.host)

@@ -340,9 +340,7 @@ class BlockCache:
         """New copies of blocks ``[lo, hi)`` of ``key``, held by the request computing them; returns
         the held piece. A host copy of those names is dropped (the tiers are exclusive)."""
         cs = self.keys.get(key)
-        if cs is None:
-            cs = self.keys[key] = []
-        if self.host.size:
+        if cs is not None and self.host.size:
             for c in cs[:]:
                 if c.host:
                     st = c.state
@@ -351,6 +349,9 @@ class BlockCache:
                         self.host.remove(c, lo, end)
                         st[lo:end] = st[lo:end].replace(HOST, ABSENT)
                         self._forget(c, key)
+            cs = self.keys.get(key)
+        if cs is None:
+            cs = self.keys[key] = []
         c = cs[-1] if cs else None
         if c is not None:
             st = c.state
@@ -372,8 +373,11 @@ class BlockCache:
         """Evict the ``n`` least recently used free copies (to the host tier, if any)."""
         host, cap = self.host, self.host_blocks
         if cap:
-            for c, key, lo, hi in self.lru.pop(n):
+            popped = self.lru.pop(n)
+            for c, key, lo, hi in popped:
                 self._to_host(c, key, lo, hi)
+            for c, key, lo, hi in popped:            # once all its pieces are placed
+                self._forget(c, key)
             if host.size > cap:
                 for c, key, lo, hi in host.pop(host.size - cap):
                     c.state[lo:hi] = ABSENT * (hi - lo)
@@ -412,8 +416,6 @@ class BlockCache:
         for j in keep:
             st[j] = 1
             self.host.append(c, key, j + 1, j)
-        if not keep:
-            self._forget(c, key)
 
     def _forget(self, c: _Copies, key) -> None:
         """Drop a run of copies none of which is cached any more (no pieces, no holders)."""
