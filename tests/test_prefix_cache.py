@@ -216,3 +216,76 @@ def assert_same_cache(case):
         for ks, key, lo, hi in fast.host.pop(1):
             order += _names(key, lo, hi)
     assert order == list(plain.host)
+
+
+# --- vLLM V1's naming, hand-worked (the engine and tests/vllm_reference.py, bit for bit) ----------
+
+def v1_timeline(B, blocks, budget, arrivals, inputs, outputs, prefixes):
+    """Engine and reference on the same requests (steps of max(T, 2) ticks); returns both."""
+    from sim.engine import run_requests
+    from vllm_reference import engine_mismatches, vllm_run
+    setup = tiny_setup(budget=budget, cap=blocks * B).replace(kv=Paged(block_size=B), prefix_cache=PrefixCache())
+    res = run_requests(setup, arrivals, inputs, outputs, prefix=prefixes)
+    ref = vllm_run(setup, arrivals, inputs, outputs, prefixes)
+    assert engine_mismatches(res, ref) == []
+    return res, ref
+
+
+def test_a_request_hits_the_prefix_of_one_still_running():
+    # Blocks of 4, budget 8. r0 (16-token prompt, key 1) prefills in two chunks, naming blocks 0-1
+    # and 2-3 as each is scheduled. r1 (same prompt) arrives at 8 ticks, when r0 takes the whole
+    # budget; at 16 ticks r0 decodes and r1 hits 3 blocks (12 tokens: the last prompt token is
+    # always computed) while r0 still runs, and computes 4: a step of 5 tokens.
+    p = ((1, 16),)
+    res, _ = v1_timeline(4, 20, 8, [0.0, 8 * TICK], [16, 16], [4, 2], [p, p])
+    assert res.cached_tokens.tolist() == [0, 12]
+    assert res.steps.tokens.tolist()[:3] == [8, 8, 5]
+    assert ticks(res.first_token) == [16, 21]
+
+
+def test_requests_admitted_in_one_step_share_the_blocks_computed_in_it():
+    # Blocks of 4, budget 32: r0 and r1 (9-token prompts, key 2 over 8 tokens) arrive together.
+    # r0's 9 tokens are scheduled first and name blocks 0-1 at once; r1, admitted next in the same
+    # step, hits them (8 tokens) and computes 1: one step of 10 tokens.
+    p = ((2, 8),)
+    res, _ = v1_timeline(4, 20, 32, [0.0, 0.0], [9, 9], [2, 2], [p, p])
+    assert res.cached_tokens.tolist() == [0, 8]
+    assert res.steps.tokens.tolist() == [10, 2]
+
+
+def test_a_readmitted_request_hits_its_own_private_blocks():
+    # vLLM's test_kv_connector_handles_preemption without the connector (tests/VLLM_PARITY.md):
+    # blocks of 2, 6 of them, two 5-token prompts without prefix identity, 4 output tokens. r1 is
+    # preempted at step 3; its blocks are named privately, the last is evicted for r0's new block,
+    # and at step 5 r1 (7 tokens) hits its 2 surviving blocks (4 tokens) and computes 3.
+    res, ref = v1_timeline(2, 6, 8192, [0.0, 0.0], [5, 5], [4, 4], [None, None])
+    assert res.steps.tokens.tolist() == [10, 2, 1, 1, 3, 1]
+    assert res.preemptions.tolist() == [0, 1]
+    assert res.cached_tokens.tolist() == [0, 4]
+    assert ref.pool.evicted[0][1] == ("private", 1, 2)
+
+
+def test_a_duplicate_is_a_second_copy_and_a_hit_touches_the_first():
+    # Blocks of 4, 4 blocks. r0 and r1 (8-token prompts, key 1) start together: r0 names blocks
+    # (1,0) and X = (1,1); r1 may hit 1 block only (7 tokens), so it computes (1,1) again: a second
+    # copy Y. r0 ends at once (X to the free queue); r1 decodes 4 tokens into (2,2) of its session
+    # key and ends: free queue X, (2,2), Y, (1,0). r2 (9 tokens, key 1) hits (1,0) and the FIRST
+    # copy X, and takes a new block from the head: (2,2) is evicted (had it touched Y, X would
+    # have gone). r3 (13 tokens, session prefix) then hits (1,0) and (1,1) only: 8 tokens.
+    sys, session = ((1, 8),), ((1, 8), (2, 16))
+    res, ref = v1_timeline(4, 4, 32, [0.0, 0.0, 1.0, 2.0], [8, 8, 9, 13], [1, 5, 1, 1],
+                           [sys, session, sys, session])
+    assert res.cached_tokens.tolist() == [0, 4, 8, 8]
+    assert ref.pool.evicted[0][1] == (2 << 24) | 2
+
+
+def test_unnamed_blocks_are_reused_first_and_private_ones_queue_behind_shared_ones():
+    # Blocks of 4, 3 blocks. r0 (5 tokens, key 7 over 4) ends: its partial block (unnamed) goes to
+    # the free queue's head, (7,0) to its tail. r1 (8 tokens, no prefix) takes the never-used block
+    # and the partial one: nothing evicted. r1 ends: its two full blocks are named privately and
+    # queue behind (7,0). r2 (4 tokens) takes the head: (7,0) is evicted (a plain-free rule would
+    # have kept it), so r3 (5 tokens, key 7) hits nothing and takes r1's private blocks, last first.
+    res, ref = v1_timeline(4, 3, 32, [0.0, 1.0, 2.0, 3.0], [5, 8, 4, 5], [1, 1, 1, 1],
+                           [((7, 4),), None, None, ((7, 4),)])
+    assert res.cached_tokens.tolist() == [0, 0, 0, 0]
+    assert [name for _, name in ref.pool.evicted] == [(7 << 24) | 0, ("private", 1, 1), ("private", 1, 0)]
