@@ -137,6 +137,9 @@ class BlockManager:
         self.seq: dict[int, int] = {}                # admission order (vLLM's ``running`` order)
         self.admissions = 0
         self.now_step = -1                           # the last step whose decoders were scheduled
+        # With speculative decoding a decoder's KV does not grow one token a step: its blocks are
+        # named at its release (not V1's rule; vLLM names them as they fill).
+        self.spec = setup.speculative is not None
         cfg: PrefixCache | None = setup.prefix_cache
         self.cache = BlockCache(cfg, B, setup.kv_bytes_per_token, setup) if cfg is not None else None
         self.releases = 0                            # KV releases so far (they can unblock the head)
@@ -184,7 +187,7 @@ class BlockManager:
                 due = rec[5]
             if due > rec[4]:
                 r = rec[0]
-                held[r].append(cache.name(key, rec[4], due))
+                _hold(held[r], cache.name(key, rec[4], due, held[r][-1] if held[r] else None))
                 rec[4] = due
                 if due > upto[r]:
                     upto[r] = due
@@ -204,7 +207,7 @@ class BlockManager:
                     hi += 1
                     i += 1
                 r = rec[0]
-                held[r].append(cache.name(key, lo, hi))
+                _hold(held[r], cache.name(key, lo, hi, held[r][-1] if held[r] else None))
                 rec[4] = hi
                 if hi > upto[r]:
                     upto[r] = hi
@@ -220,13 +223,20 @@ class BlockManager:
         stop = full if full < c else c
         if stop <= up:
             return
-        pending, cache, held = self.pending, self.cache, self.held[r]
-        for key, lo, hi in block_runs(prefix, stop, self.B):
-            if hi <= up:
-                continue
-            if key in pending:                       # decoders named theirs earlier in the step
-                self._materialize(key, self.now_step)
-            held.append(cache.name(key, lo if lo > up else up, hi))
+        pending, cache, held, B = self.pending, self.cache, self.held[r], self.B
+        j = 0
+        for key, end in prefix:                      # block_runs(prefix, stop), from block up
+            e = end // B
+            if e > stop:
+                e = stop
+            if e > j:
+                if e > up:
+                    if key in pending:               # decoders named theirs earlier in the step
+                        self._materialize(key, self.now_step)
+                    _hold(held, cache.name(key, j if j > up else up, e, held[-1] if held else None))
+                j = e
+            if j >= stop:
+                break
         self.upto[r] = stop
 
     def quiet_cap(self, step: int, k: int) -> int:
@@ -298,7 +308,7 @@ class BlockManager:
         if n:
             self._allocate(n)
             self.base[r] += n
-        if self.cache is not None and r in self.names:
+        if self.names and r in self.names:
             self._name_to(r, tokens // self.B)
 
     def start_decoding(self, r: int, kv_tokens: int, step: int) -> None:
@@ -307,14 +317,20 @@ class BlockManager:
         self.cnt[ph] += 1
         self.phase[r] = ph
         self.decoders += 1
-        names = self.names.get(r)
-        if names is not None and self.upto[r] < names[1]:   # its segment covers output tokens
-            up, recs = self.upto[r], []
-            for key, lo, hi in block_runs(names[0], names[1], self.B):
-                if hi > up:
-                    rec = [r, self.seq[r], step, kv_tokens, lo if lo > up else up, hi]
-                    self.pending.setdefault(key, []).append(rec)
-                    recs.append((key, rec))
+        names = self.names.get(r) if self.names else None
+        if names is not None and self.upto[r] < names[1] and not self.spec:   # a segment covers output
+            up, recs, pending, B, j = self.upto[r], [], self.pending, self.B, 0
+            for key, end in names[0]:
+                e = end // B
+                if e > j:
+                    if e > up:
+                        rec = [r, self.seq[r], step, kv_tokens, j if j > up else up, e]
+                        if key in pending:
+                            pending[key].append(rec)
+                        else:
+                            pending[key] = [rec]
+                        recs.append((key, rec))
+                    j = e
             self.dec_pending[r] = recs
 
     def stop_decoding(self, r: int) -> None:
@@ -413,6 +429,14 @@ class BlockManager:
 
 def _piece_start(piece) -> int:
     return piece[2]
+
+
+def _hold(held: list, piece) -> None:
+    """Add a request's new piece to its held pieces (in place of its last one, if it extends it)."""
+    if held and held[-1][0] is piece[0] and held[-1][2] == piece[2]:
+        held[-1] = piece
+    else:
+        held.append(piece)
 
 
 class PagedManager:

@@ -336,9 +336,11 @@ class BlockCache:
             h = c.holders
             h[lo, hi] = h.get((lo, hi), 0) + 1
 
-    def name(self, key, lo: int, hi: int):
+    def name(self, key, lo: int, hi: int, prev=None):
         """New copies of blocks ``[lo, hi)`` of ``key``, held by the request computing them; returns
-        the held piece. A host copy of those names is dropped (the tiers are exclusive)."""
+        the held piece, ``prev`` (the request's last piece) extended where it ends at ``lo`` in the
+        same run and only that request holds it. A host copy of those names is dropped (the tiers
+        are exclusive)."""
         cs = self.keys.get(key)
         if cs is not None and self.host.size:
             for c in cs[:]:
@@ -366,6 +368,10 @@ class BlockCache:
             st += bytes(hi - len(st))
         st[lo:hi] = HELD * (hi - lo)
         h = c.holders
+        if prev is not None and prev[0] is c and prev[3] == lo and h.get((prev[2], lo)) == 1:
+            del h[prev[2], lo]
+            h[prev[2], hi] = 1
+            return (c, key, prev[2], hi)
         h[lo, hi] = h.get((lo, hi), 0) + 1
         return (c, key, lo, hi)
 
