@@ -1,13 +1,18 @@
 """The engine's ``Paged`` against vLLM V1's rule as tests/vllm_reference.py states it (vref's plain
-per-request stepper), bit for bit: first-token and finish times, and every model step's start,
-tokens and context.
+per-request stepper), bit for bit: first-token and finish times, preemptions, prefix-cache hits,
+and every model step's start, tokens and context.
 
 Covered: FCFS, recompute preemption, chunked prefill with per-chunk block allocation and the
 whole-prompt fit check, the watermark spared only while requests run, empty (all-preempted)
-steps, no prefix cache. ``max_num_seqs <= max_num_batched_tokens`` as vLLM requires, so decoders
-are never cut by the token budget (the engine's aggregates rely on it). Not yet covered (the engine
-differs): prefix caching (V1 names blocks when scheduled and shares them with running requests;
-the engine names them at release), speculative decoding with paged KV, ``priority``.
+steps; and prefix caching as V1 does it (blocks named when scheduled and shared with running
+requests and with requests admitted later in the same step, private names for blocks no segment
+covers so a readmitted request hits its own, duplicate copies, one free queue with unnamed blocks
+at its head; shared system prompts, session segments covering the answer, tight KV so eviction
+and preemption happen). ``max_num_seqs <= max_num_batched_tokens`` as vLLM requires, so decoders
+are never cut by the token budget (the engine's aggregates rely on it). Not covered here:
+speculative decoding with paged KV, ``priority`` (tests/test_engine_spec_paged.py,
+tests/test_engine_priority.py), the host tier and swap (not V1: tests/test_prefix_cache.py and
+tests/test_kv_paged.py check them against tests/kv_reference.py).
 """
 
 import numpy as np

@@ -23,15 +23,27 @@ of ``block_size`` tokens as a request grows, following vLLM V1 (read at vllm-pro
   is copied to host memory, ``tokens x kv_bytes_per_token / swap_gbs`` seconds added to the step
   that swaps it out and to the one that swaps it back in; host memory is not bounded.
 
-``tests/test_engine_vs_vllm.py`` checks the engine against ``tests/vllm_reference.py`` (a plain
-per-request restatement of those vLLM files) bit for bit on all of the above, without prefix
-caching. Not modelled, or modelled otherwise than V1:
+Prefix caching (``Setup.prefix_cache``, sim/kv/prefix_cache.py) follows V1's ``cache_full_blocks``
+and ``FreeKVCacheBlockQueue``: every full block is named as soon as it is scheduled (a prompt chunk
+names the blocks it fills; a decoder names a block the step its token fills it), so requests
+running side by side, or admitted later in the same step, hit it; a block no prefix segment
+covers gets a name private to its request (only that request hits it, after a preemption); a
+block computed twice is a second copy (a hit takes the first named); freed blocks join one free
+queue, unnamed ones (a partial last block) at its head and named ones at its tail, last block
+first; allocation takes the head, evicting a named block there; a hit on a free block takes it
+out of the queue and counts as a block to take at admission. When decoders' blocks fall short,
+the decoders before the first that fails take every free block before any victim is freed
+(V1 allocates decoder by decoder), and KV finishing in one step is released in running order.
 
-- prefix caching (sim/kv/prefix_cache.py): blocks are named when their request releases them, not
-  when they are scheduled, so requests running side by side do not share a prefix until one of
-  them finishes (V1 shares it at once); blocks beyond the named prefix are never cached (V1
-  hashes every full block, so a preempted request can hit its own); plain free blocks are handed
-  out before cached ones are evicted (V1: one free queue, unnamed blocks at its head);
+``tests/test_engine_vs_vllm.py`` checks the engine against ``tests/vllm_reference.py`` (a plain
+per-request restatement of those vLLM files) bit for bit on all of the above, with and without
+prefix caching (first-token and finish times, preemptions, prefix hits, every step). Not
+modelled, or modelled otherwise than V1:
+
+- the host tier (``PrefixCache.host_tokens``, this simulator's own; V1 offloads through a KV
+  connector), and KV that arrives whole (a swapped-in request, a PD decode-side arrival): its
+  blocks are named when it releases them, not as they fill; with speculative decoding a decoder's
+  blocks are named at its release too (V1 names them as they fill);
 - decoders take their token even past ``max_num_batched_tokens`` (the handbook's rule; V1 cuts
   them by the budget). With ``max_num_seqs <= max_num_batched_tokens``, which vLLM requires, the
   two cannot differ;

@@ -5,28 +5,35 @@ Prefix identity. A request may carry ``prefix``: a tuple of segments ``(key, end
 increasing, saying that its tokens ``[previous end, end)`` are the content named ``key`` (an int;
 two requests with the same key hold the same tokens there). Block j (tokens ``[jB, (j+1)B)``) is
 named by the first segment that covers all of it, ``(key << 24) | j``: a chain hash, since a key
-stands for everything before it too (a session's key implies its system prompt). Blocks past the
-last segment, and the partial last block, are private and never cached. A multi-turn session puts
-its answer inside its segment (``end = input_len + output_len``) because the next turn's prompt
-repeats it.
+stands for everything before it too (a session's key implies its system prompt). Any other full
+block (past the last segment, or straddling its end) is named privately, ``(private_key(r), j)``:
+vLLM hashes every full block by its tokens, and with no shared identity only its own request can
+hit it again (after a preemption). A multi-turn session puts its answer inside its segment
+(``end = input_len + output_len``) because the next turn's prompt repeats it.
 
-What is cached, and when (vLLM's automatic prefix caching, simplified; sim/kv/paged.py lists where
-this differs from vLLM V1, which names a block as soon as it is computed):
+What is cached, and when (vLLM V1's automatic prefix caching, ``cache_full_blocks`` and the free
+block queue; sim/kv/paged.py says how the engine schedules it):
 
-- a request's full blocks are named when it releases its KV (finish or preemption); a block whose
-  name is already cached is a duplicate and is freed plainly. Requests running side by side with
-  the same uncached prefix do not share it until one of them has finished;
-- released named blocks join the LRU in reverse order (the tail of a sequence is evicted first,
-  its shared head last); plain free blocks are handed out before any cached block is evicted;
-- a lookup walks the request's blocks from the first and stops at the first one not cached; the
+- a full block is named the step it is scheduled: a prompt chunk names the blocks it fills, a
+  decoder the block its token fills. Requests running side by side, or admitted later in the same
+  step, hit it at once. A block whose name is already cached is named too: a second copy, used
+  once the first is evicted (a hit takes the first copy named that is still cached);
+- freed blocks form one queue with the plain free blocks: unnamed ones (a partial last block) at
+  its head, named copies no one holds at its tail, last block of a request first (its shared head
+  is evicted last); allocation takes from the head, so plain blocks go before any cached copy is
+  evicted, and a hit on a free copy takes it out of the queue (and counts as a block to take);
+- a lookup walks the request's blocks from the first and stops at the first name not cached; the
   last prompt token is always computed (its logits give the first token), so at most
   ``(input_len - 1) // B`` blocks hit. A hit skips compute, not space: the block is held (shared).
 
-The host tier (``host_tokens`` > 0): a block evicted from the GPU goes to host DRAM (its own LRU,
-oldest out when full). A lookup continues through host blocks; reading them back costs
-``tokens x kv_bytes_per_token / host_link_gbs`` seconds, added to the step that admits the request,
-unless recomputing those tokens (their matmul FLOPs at ``mfu``) is cheaper, in which case the hit
-stops at the first host block. A block read back moves to the GPU (the tiers are exclusive).
+The host tier (``host_tokens`` > 0; this simulator's own, V1 has it only as a KV connector): an
+evicted copy that was its name's last on the GPU goes to host DRAM (its own LRU, oldest out when
+full); private copies and duplicates are dropped. A lookup continues through host blocks; reading
+them back costs ``tokens x kv_bytes_per_token / host_link_gbs`` seconds, added to the step that
+admits the request, unless recomputing those tokens (their matmul FLOPs at ``mfu``) is cheaper, in
+which case the hit stops at the first host block. A block read back moves to the GPU, and naming a
+block on the GPU drops its name from the host (the tiers are exclusive). With ``host_tokens = 0``
+this is V1's rule exactly.
 """
 
 from __future__ import annotations
