@@ -121,9 +121,10 @@ def as_kv_policy(value):
 
 
 class BlockManager:
-    """The blocks of one instance: counts of plain free blocks, decoders per phase, and the prefix
-    cache's named blocks. The engine calls ``admit``, ``start_decoding``/``stop_decoding``,
-    ``need``/``fit_steps``/``grow`` and ``release``."""
+    """The blocks of one instance: counts of plain free blocks (the unnamed head of vLLM's free
+    queue), decoders per phase, and the prefix cache's named copies (its tail, ``BlockCache``).
+    The engine calls ``admit``, ``allocate_to`` (a chunk's blocks, named as they are scheduled),
+    ``start_decoding``/``stop_decoding``, ``need``/``fit_steps``/``grow`` and ``release``."""
 
     def __init__(self, setup):
         policy: Paged = setup.kv
@@ -203,6 +204,9 @@ class BlockManager:
                 rec[4] = due
                 if due > upto[r]:
                     upto[r] = due
+            if due >= rec[5]:
+                del self.pending[key]
+            return
         else:
             events = []
             for rec in recs:
@@ -398,7 +402,10 @@ class BlockManager:
             return
         for key, rec in self.dec_pending.pop(r, ()):   # a decoder: its namings up to now
             recs = self.pending.get(key)
-            if recs is not None and rec in recs:
+            if recs is not None and len(recs) == 1 and recs[0] is rec:
+                self._materialize(key, self.now_step)
+                self.pending.pop(key, None)
+            elif recs is not None and rec in recs:
                 self._materialize(key, self.now_step)
                 if rec in recs:
                     recs.remove(rec)

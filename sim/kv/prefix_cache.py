@@ -349,7 +349,13 @@ class BlockCache:
         same run and only that request holds it. A host copy of those names is dropped (the tiers
         are exclusive)."""
         cs = self.keys.get(key)
-        if cs is not None and self.host.size:
+        if cs is None:                                # a new key (most sessions' own): one run
+            c = _Copies()
+            c.state = bytearray(lo) + HELD * (hi - lo)
+            c.holders[lo, hi] = 1
+            self.keys[key] = [c]
+            return (c, key, lo, hi)
+        if self.host.size:
             for c in cs[:]:
                 if c.host:
                     st = c.state
