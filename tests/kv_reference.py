@@ -5,12 +5,16 @@ sim/kv/prefix_cache.py and sim/speculative.py:
 
 - running requests in admission order; decoders take 1 token (k + 1 when speculating), prompts
   then take chunks while the budget lasts; then the queue's head is admitted while it fits;
-- paged: before the work, every decoder whose blocks are full needs one; while they outnumber the
-  free blocks (plain + cached-but-unused), the last admitted running request is preempted (to the
-  queue's head; recompute or swap). The step's blocks are then handed out: plain ones first, then
-  the least recently used cached block is evicted (to the host tier, if any). No admission in a
-  step that preempted. Admission takes the prompt's blocks after a prefix lookup, and leaves the
-  watermark free;
+- paged: decoders in order, each whose blocks are full takes one; while none is free, the last
+  admitted running request is preempted (to the queue's head; recompute or swap), and the pass
+  ends if that is the decoder itself. Blocks come from one free queue (vLLM V1's): unnamed freed
+  blocks at its head, named ones at its tail, allocation from the head evicting a named block
+  there (to the host tier, if any). No admission in a step that preempted. Admission takes the
+  prompt's blocks after a prefix lookup, and leaves the watermark free;
+- prefix caching as vLLM V1 names blocks (the Pool below): every full block is named the step it
+  is scheduled (a shared name from the prefix segments, else one private to the request), a block
+  computed twice is a second copy and a hit takes the first; KV that arrived whole (swap-in, PD)
+  is named at its release. The host tier keeps evicted shared names whose last GPU copy left;
 - the step lasts step_time(tokens, context, pairs) plus swap, read-back and draft seconds.
 """
 
