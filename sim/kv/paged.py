@@ -292,7 +292,7 @@ class BlockManager:
         if self.cache is not None:
             if hit:
                 self.cache.take(pieces)
-            self.held[r] = list(pieces)
+            self.held[r] = pieces
             self.upto[r] = hit
             self.names[r] = (prefix, cacheable_blocks(prefix, B))
         if whole:
@@ -336,7 +336,17 @@ class BlockManager:
         names = self.names.get(r) if self.names else None
         if names is not None and self.upto[r] < names[1] and not self.spec:   # a segment covers output
             up, recs, pending, B, j = self.upto[r], [], self.pending, self.B, 0
-            for key, end in names[0]:
+            prefix = names[0]
+            if len(prefix) == 1 or prefix[-2][1] // B <= up:    # all in the last segment (usual)
+                key = prefix[-1][0]
+                rec = [r, self.seq[r], step, kv_tokens, up, names[1]]
+                if key in pending:
+                    pending[key].append(rec)
+                else:
+                    pending[key] = [rec]
+                self.dec_pending[r] = [(key, rec)]
+                return
+            for key, end in prefix:
                 e = end // B
                 if e > j:
                     if e > up:
