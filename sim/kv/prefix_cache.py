@@ -305,9 +305,24 @@ class BlockCache:
             cs = keys.get(key)
             if not cs:
                 return out, n, (key, lo)
-            pieces, p = _walk(cs, lo, hi, lowest)
-            for c, a, b in pieces:
-                out.append((c, key, a, b))
+            if len(cs) == 1 and lowest == 2:          # _walk's common case, inlined
+                c = cs[0]
+                st = c.state
+                end = hi if hi <= len(st) else len(st)
+                if lo >= end:
+                    return out, n, (key, lo)
+                p = st.find(ABSENT, lo, end)
+                if p < 0:
+                    p = end
+                h = st.find(HOST, lo, p)
+                if h >= 0:
+                    p = h
+                if p > lo:
+                    out.append((c, key, lo, p))
+            else:
+                pieces, p = _walk(cs, lo, hi, lowest)
+                for c, a, b in pieces:
+                    out.append((c, key, a, b))
             n += p - lo
             if p < hi:
                 return out, n, (key, p)
