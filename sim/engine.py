@@ -646,8 +646,10 @@ class Instance:
             fin[r] = now
             self.context -= inp[r] + out[r]
             self.last_kv += inp[r] + out[r]
-            kv.free(self, r)
             del run_order[r]
+        # KV is released in running order (paged: it orders the freed blocks in the LRU)
+        for r in (kv.release_order(freed) if len(freed) > 1 and kv.preempts else freed):
+            kv.free(self, r)
         self.running -= len(freed)
         self.done += len(freed)
         self.step = step + 1

@@ -5,12 +5,16 @@ sim/kv/prefix_cache.py and sim/speculative.py:
 
 - running requests in admission order; decoders take 1 token (k + 1 when speculating), prompts
   then take chunks while the budget lasts; then the queue's head is admitted while it fits;
-- paged: before the work, every decoder whose blocks are full needs one; while they outnumber the
-  free blocks (plain + cached-but-unused), the last admitted running request is preempted (to the
-  queue's head; recompute or swap). The step's blocks are then handed out: plain ones first, then
-  the least recently used cached block is evicted (to the host tier, if any). No admission in a
-  step that preempted. Admission takes the prompt's blocks after a prefix lookup, and leaves the
-  watermark free;
+- paged: decoders in order, each whose blocks are full takes one; while none is free, the last
+  admitted running request is preempted (to the queue's head; recompute or swap), and the pass
+  ends if that is the decoder itself. Blocks come from one free queue (vLLM V1's): unnamed freed
+  blocks at its head, named ones at its tail, allocation from the head evicting a named block
+  there (to the host tier, if any). No admission in a step that preempted. Admission takes the
+  prompt's blocks after a prefix lookup, and leaves the watermark free;
+- prefix caching as vLLM V1 names blocks (the Pool below): every full block is named the step it
+  is scheduled (a shared name from the prefix segments, else one private to the request), a block
+  computed twice is a second copy and a hit takes the first; KV that arrived whole (swap-in, PD)
+  is named at its release. The host tier keeps evicted shared names whose last GPU copy left;
 - the step lasts step_time(tokens, context, pairs) plus swap, read-back and draft seconds.
 """
 
@@ -36,6 +40,8 @@ class KReq:
     generated: int = 0
     computed: int = 0             # tokens whose KV is written
     blocks: list = field(default_factory=list)
+    named: int = 0                # blocks[:named] carry their name
+    whole: bool = False           # its KV arrived whole (swap, PD): named only at its release
     swapped: bool = False
     first_token: float | None = None
     finish: float | None = None
@@ -52,63 +58,93 @@ class KReq:
         return self.prompt_done + self.generated - self.gen0
 
 
-def name(prefix, j, B):
-    """Block j's name: the first segment covering all of it."""
+def name(prefix, j, B, request=None):
+    """Block j's name: the first segment covering all of it, else private to ``request`` (None:
+    without a request, such a block has no name)."""
     for key, end in prefix or ():
         if end >= (j + 1) * B:
             return (key << KEY_SHIFT) | j
-    return None
+    return None if request is None else ("private", request, j)
 
 
 class Pool:
+    """vLLM V1's block pool (as tests/vllm_reference.py) plus this simulator's host tier: ref
+    counts, a name per block, name -> its copies (first named first), one free queue (unnamed
+    freed blocks at its head, named ones at its tail, allocation from the head evicting), and the
+    host LRU of names: an evicted copy that was its shared name's last on the GPU goes there
+    (private ones are dropped); naming a block drops its name from the host (exclusive tiers)."""
+
     def __init__(self, setup):
         kv, pc = setup.kv, setup.prefix_cache
         self.B = kv.block_size
         self.n = setup.kv_capacity_tokens // self.B
         self.watermark = int(kv.watermark * self.n)
-        self.plain = list(range(self.n))
+        self.caching = pc is not None
+        self.queue = OrderedDict((b, None) for b in range(self.n))     # the free queue, head first
         self.ref = [0] * self.n
         self.hash = [None] * self.n
-        self.cached = {}                  # name -> block id
-        self.lru = OrderedDict()          # block id -> None, named and unused, oldest first
-        self.host = OrderedDict()         # name -> None
+        self.cached = {}                  # name -> {block id: None}, first named first
+        self.host = OrderedDict()         # name -> None, oldest first
         self.host_cap = pc.host_tokens // self.B if pc is not None else 0
 
     def free(self):
-        return len(self.plain) + len(self.lru)
+        return len(self.queue)
+
+    def first_copy(self, h):
+        ids = self.cached.get(h)
+        return next(iter(ids)) if ids else None
 
     def alloc(self):
-        if self.plain:
-            b = self.plain.pop()
-        else:
-            b, _ = self.lru.popitem(last=False)
-            h = self.hash[b]
-            del self.cached[h]
+        b, _ = self.queue.popitem(last=False)
+        h = self.hash[b]
+        if h is not None:                 # evict the oldest free block's copy
+            del self.cached[h][b]
+            if not self.cached[h]:
+                del self.cached[h]
+                if self.host_cap and not isinstance(h, tuple):
+                    self.host[h] = None
+                    if len(self.host) > self.host_cap:
+                        self.host.popitem(last=False)
             self.hash[b] = None
-            if self.host_cap:
-                self.host[h] = None
-                if len(self.host) > self.host_cap:
-                    self.host.popitem(last=False)
         self.ref[b] = 1
         return b
 
-    def release(self, r, use_cache):
-        full = r.computed // self.B
-        for j in range(len(r.blocks) - 1, -1, -1):
+    def touch(self, b):
+        if self.ref[b] == 0:
+            del self.queue[b]
+        self.ref[b] += 1
+
+    def name_blocks(self, r, full):
+        """Name r's blocks [named, full) (vLLM's cache_full_blocks, when they are scheduled)."""
+        if not self.caching:
+            return
+        for j in range(r.named, full):
             b = r.blocks[j]
-            if use_cache and j < full and self.hash[b] is None:
-                h = name(r.prefix, j, self.B)
-                if h is not None and h not in self.cached:
-                    self.hash[b] = h
-                    self.cached[h] = b
-                    self.host.pop(h, None)
+            if self.hash[b] is None:
+                h = name(r.prefix, j, self.B, r.id)
+                self.hash[b] = h
+                self.cached.setdefault(h, {})[b] = None
+                self.host.pop(h, None)
+        r.named = max(r.named, full)
+
+    def release(self, r, use_cache):
+        """r lets go of its blocks, last first (its full blocks not named yet are named now: KV
+        that arrived whole)."""
+        if use_cache:
+            self.name_blocks(r, r.computed // self.B)
+        unnamed = []
+        for b in reversed(r.blocks):
             self.ref[b] -= 1
             if self.ref[b] == 0:
-                if self.hash[b] is not None:
-                    self.lru[b] = None
+                if self.hash[b] is None:
+                    unnamed.append(b)
                 else:
-                    self.plain.append(b)
+                    self.queue[b] = None
+        for b in reversed(unnamed):
+            self.queue[b] = None
+            self.queue.move_to_end(b, last=False)
         r.blocks = []
+        r.named = 0
 
 
 def plain_kv_run(setup, arrivals, inputs, outputs, prefixes=None, prefilled=None):
@@ -180,11 +216,13 @@ def plain_kv_run(setup, arrivals, inputs, outputs, prefixes=None, prefilled=None
                 extra += r.computed * swap_s
                 flags |= 4
                 r.swapped = False
+                r.whole = True
             elif r.prefilled and r.preemptions == 0:
                 need = -(-(r.input_len + 1) // B)
                 if pool.free() - need < spare():
                     break
                 r.blocks = [pool.alloc() for _ in range(need)]
+                r.whole = True
             else:
                 got = _admit_prompt(r, pool, pc, budget, spare(), readback_s)
                 if got is None:
@@ -200,6 +238,8 @@ def plain_kv_run(setup, arrivals, inputs, outputs, prefixes=None, prefilled=None
                 give = min(r.prompt - r.prompt_done, budget)
                 if paged:                          # its first chunk's blocks (a swapped prompt's too)
                     r.blocks += [pool.alloc() for _ in range(-(-(r.computed + give) // B) - len(r.blocks))]
+                    if not r.whole:
+                        pool.name_blocks(r, (r.computed + give) // B)
                 work.append((r, give))
                 budget -= give
         tokens = sum(g for _, g in work)
@@ -224,19 +264,27 @@ def plain_kv_run(setup, arrivals, inputs, outputs, prefixes=None, prefilled=None
 
 
 def _running_pass(running, pool, k1, budget, preempt):
-    """Paged: every decoder whose blocks are full needs one; while they outnumber the free blocks,
-    ``preempt()`` the last admitted. Then decoders take k1 tokens each and prompts their chunks in
-    order while the budget lasts, each chunk's blocks allocated first (preempting likewise; the
-    pass ends if the victim is that request). Returns (work, budget left)."""
+    """Paged: decoders in order, each whose blocks are full takes one; while none is free,
+    ``preempt()`` the last admitted (the pass ends if that is the decoder itself); each names the
+    block its token fills. Then decoders take k1 tokens each and prompts their chunks in order
+    while the budget lasts, each chunk's blocks allocated first (preempting likewise; the pass ends
+    if the victim is that request) and named. Returns (work, budget left)."""
     if pool is not None:
         B = pool.B
-        needers = [r for r in running if r.decoding() and r.computed == len(r.blocks) * B]
-        while len(needers) > pool.free():
-            v = preempt()
-            if v in needers:
-                needers.remove(v)
-        for r in needers:
-            r.blocks.append(pool.alloc())
+        for r in list(running):
+            if r not in running:
+                break                          # preempted: every later request is too
+            if not r.decoding():
+                continue
+            if r.computed == len(r.blocks) * B:
+                while not pool.free():
+                    if preempt() is r:
+                        break
+                if r not in running:
+                    break
+                r.blocks.append(pool.alloc())
+            if not r.whole:
+                pool.name_blocks(r, (r.computed + 1) // B)
     work = []
     for r in running:
         if r.decoding():
@@ -257,21 +305,24 @@ def _running_pass(running, pool, k1, budget, preempt):
                 if r not in running:
                     break
                 r.blocks += [pool.alloc() for _ in range(max(0, need))]
+                if not r.whole:
+                    pool.name_blocks(r, (r.computed + give) // B)
             work.append((r, give))
             budget -= give
     return work, budget
 
 
 def _admit_prompt(r, pool, pc, budget, spare, readback_s):
-    """Paged admission of a prompt after a prefix lookup: None if its blocks (less hits) and the
-    spare do not fit, else (read-back seconds, flags); only the first chunk's blocks are taken."""
+    """Paged admission of a prompt after a prefix lookup (vLLM V1's, names private to the request
+    included; host hits when reading back is cheaper): None if its blocks (less hits, a free hit
+    counting as taken) and the spare do not fit, else (read-back seconds, flags); only the first
+    chunk's blocks are taken."""
     B = pool.B
     hits, on_host = [], 0                 # names hit, in order
     if pc is not None:
-        last = min((r.prompt - 1) // B, (r.prefix[-1][1] // B) if r.prefix else 0)
-        for j in range(last):
-            h = name(r.prefix, j, B)
-            if h in pool.cached:
+        for j in range((r.prompt - 1) // B):
+            h = name(r.prefix, j, B, r.id)
+            if pool.first_copy(h) is not None:
                 hits.append(h)
             elif h in pool.host:
                 hits.append(h)
@@ -280,19 +331,18 @@ def _admit_prompt(r, pool, pc, budget, spare, readback_s):
                 break
         if on_host and readback_s is None:
             k = 0
-            while k < len(hits) and hits[k] in pool.cached:
+            while k < len(hits) and pool.first_copy(hits[k]) is not None:
                 k += 1
             hits, on_host = hits[:k], 0
-    free_hits = sum(1 for h in hits if h in pool.cached and pool.ref[pool.cached[h]] == 0)
+    free_hits = sum(1 for h in hits if pool.first_copy(h) is not None and pool.ref[pool.first_copy(h)] == 0)
     blocks = -(-r.prompt // B)
     if pool.free() - free_hits - (blocks - len(hits) + on_host) < spare:
         return None
     taken = []
     for h in hits:                         # GPU hits held first, host ones leave the host
-        if h in pool.cached:
-            b = pool.cached[h]
-            pool.lru.pop(b, None)
-            pool.ref[b] += 1
+        b = pool.first_copy(h)
+        if b is not None:
+            pool.touch(b)
             taken.append(("gpu", b))
         else:
             del pool.host[h]
@@ -307,9 +357,11 @@ def _admit_prompt(r, pool, pc, budget, spare, readback_s):
         else:                              # read back into a fresh block
             b = fresh.pop(0)
             pool.hash[b] = t
-            pool.cached[t] = b
+            pool.cached[t] = {b: None}
             r.blocks.append(b)
     r.blocks += fresh
+    r.named = len(hits)
+    r.whole = False
     r.prompt_done = r.computed = len(hits) * B
     r.cached += len(hits) * B
     r.host += on_host * B
@@ -344,60 +396,84 @@ def _end_of_step(work, spec, now):
 
 
 class NameCache:
-    """The prefix cache's bookkeeping one block name at a time (what sim.kv.prefix_cache.BlockCache
-    keeps as runs): name -> running requests holding it, the LRU of free named blocks, the host LRU."""
+    """The prefix cache's bookkeeping one block copy at a time (what sim.kv.prefix_cache.BlockCache
+    keeps as runs): name -> its copies (first named first), holders per copy, the LRU of free
+    copies, the host LRU of names (a shared name's last GPU copy goes there when evicted; private
+    names, tuples, are dropped; naming drops a host name)."""
 
     def __init__(self, host_blocks, read_back):
-        self.gpu, self.lru, self.host = {}, OrderedDict(), OrderedDict()
+        self.copies, self.ref, self.of = {}, {}, {}
+        self.lru, self.host = OrderedDict(), OrderedDict()
         self.host_blocks, self.read_back = host_blocks, read_back
+        self.made = 0
+
+    def _gpu(self, h):
+        c = self.copies.get(h)
+        return c[0] if c else None
+
+    def _new(self, h):
+        c = self.made
+        self.made += 1
+        self.copies.setdefault(h, []).append(c)
+        self.ref[c], self.of[c] = 0, h
+        return c
 
     def lookup(self, names):
         hit = 0
-        while hit < len(names) and names[hit] in self.gpu:
+        while hit < len(names) and self._gpu(names[hit]) is not None:
             hit += 1
         total, on_host = hit, 0
         if self.host and self.read_back:
-            while total < len(names) and (names[total] in self.gpu or names[total] in self.host):
-                on_host += names[total] in self.host
+            while total < len(names) and (self._gpu(names[total]) is not None or names[total] in self.host):
+                on_host += self._gpu(names[total]) is None
                 total += 1
         if not on_host:
             total = hit
-        return total, on_host, sum(1 for k in names[:total] if k in self.lru)
+        free = sum(1 for h in names[:total] if self._gpu(h) is not None and self.ref[self._gpu(h)] == 0)
+        return total, on_host, free
 
     def take(self, names):
-        for k in names:
-            if k in self.host:
-                del self.host[k]
-                self.gpu[k] = 0
-            self.lru.pop(k, None)
-            self.gpu[k] += 1
+        out = []
+        for h in names:
+            c = self._gpu(h)
+            if c is None:                      # read back from the host
+                del self.host[h]
+                c = self._new(h)
+            self.lru.pop(c, None)
+            self.ref[c] += 1
+            out.append(c)
+        return out
+
+    def name(self, names):
+        out = []
+        for h in names:
+            self.host.pop(h, None)
+            c = self._new(h)
+            self.ref[c] = 1
+            out.append(c)
+        return out
+
+    def release(self, held):
+        for c in reversed(held):
+            self.ref[c] -= 1
+            if self.ref[c] == 0:
+                self.lru[c] = None
 
     def evict(self, n):
         for _ in range(n):
-            k, _ = self.lru.popitem(last=False)
-            del self.gpu[k]
-            if self.host_blocks:
-                self.host[k] = None
-                if len(self.host) > self.host_blocks:
-                    self.host.popitem(last=False)
-
-    def release(self, held, named):
-        dup = 0
-        for k in reversed(named[len(held):]):
-            if k in self.gpu:
-                dup += 1
-            else:
-                self.host.pop(k, None)
-                self.gpu[k] = 0
-                self.lru[k] = None
-        for k in reversed(held):
-            self.gpu[k] -= 1
-            if self.gpu[k] == 0:
-                self.lru[k] = None
-        return dup
+            c, _ = self.lru.popitem(last=False)
+            h = self.of.pop(c)
+            del self.ref[c]
+            self.copies[h].remove(c)
+            if not self.copies[h]:
+                del self.copies[h]
+                if self.host_blocks and not isinstance(h, tuple):
+                    self.host[h] = None
+                    if len(self.host) > self.host_blocks:
+                        self.host.popitem(last=False)
 
     def cached_prefix(self, names):
         n = 0
-        while n < len(names) and names[n] in self.gpu:
+        while n < len(names) and self._gpu(names[n]) is not None:
             n += 1
         return n

@@ -143,60 +143,149 @@ def cache_ops(draw):
 
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(case=cache_ops())
-def test_block_cache_runs_equal_one_name_at_a_time(case):
-    """BlockCache (runs per key) against kv_reference.NameCache (one name at a time): every lookup,
-    duplicate count, free count and router answer, and the exact LRU orders, on random operations."""
+def test_block_cache_runs_equal_one_copy_at_a_time(case):
+    """BlockCache (runs of copies per key) against kv_reference.NameCache (one copy at a time): every
+    lookup (hits, host hits, free hits), free count and router answer, and the exact LRU orders,
+    on random admissions (a lookup, then new copies of the rest: duplicates included), releases
+    and evictions; private names (beyond the segments) too."""
     assert_same_cache(case)
 
 
 def test_a_range_held_inside_another_frees_its_outer_parts_tail_first():
-    # A (key 5 over blocks 0-5) and C (key 7 over 0-1, then key 5 over 2-3) both hit; when A lets
-    # go, blocks 5, 4 and then 1, 0 of key 5 fall free (2 and 3 are still C's), in that order.
+    # A computes key 5's blocks 0-5 and lets go; B computes key 7's 0-1 and lets go; A hits 0-5;
+    # C hits key 7's 0-1 and key 5's 2-3 (inside A's range); when A lets go, blocks 5, 4 and then
+    # 1, 0 of key 5 fall free (2 and 3 are still C's), in that order.
     prefixes = [((5, 6),), ((7, 2),), ((7, 2), (5, 4))]
-    ops = [("admit", 0, 0), ("release", 0, 6), ("admit", 1, 0), ("release", 0, 2),
-           ("admit", 0, 6), ("admit", 2, 4), ("release", 0, 6), ("evict", 0, 2)]
+    ops = [("admit", 0, 6), ("release", 0, 0), ("admit", 1, 2), ("release", 0, 0),
+           ("admit", 0, 6), ("admit", 2, 4), ("release", 0, 0), ("evict", 0, 2)]
     assert_same_cache((1, 0, False, prefixes, ops))
+
+
+def _names(key, lo, hi):
+    """Block names of a piece, last block first (the LRU order within it)."""
+    if isinstance(key, tuple):
+        return [(key, j) for j in range(hi - 1, lo - 1, -1)]
+    return [(key << 24) | j for j in range(hi - 1, lo - 1, -1)]
 
 
 def assert_same_cache(case):
     from kv_reference import NameCache
-    from sim.kv.prefix_cache import BlockCache, block_keys, block_runs, cacheable_blocks, first_runs
+    from sim.kv.prefix_cache import BlockCache, block_runs, cacheable_blocks, private_key
     B, host, read_back, prefixes, ops = case
     setup = tiny_setup()
     cfg = PrefixCache(host_tokens=host * B, host_link_gbs=1e9 if read_back else 1e-12) if host else PrefixCache()
     fast = BlockCache(cfg, B, setup.kv_bytes_per_token, setup)
     plain = NameCache(host, read_back=fast.readback_s <= fast.recompute_s)
-    running = []                                  # (prefix, held runs, held names)
+    running = []                                  # (pieces held, copies held)
     for op, pick, size in ops:
-        prefix = prefixes[pick % len(prefixes)]
-        count = min(cacheable_blocks(prefix, B), size)
-        runs, names = block_runs(prefix, count, B), block_keys(prefix, count, B)
-        assert [(k << 24) | j for k, lo, hi in runs for j in range(lo, hi)] == names
+        which = pick % len(prefixes)
+        prefix = prefixes[which]
+        c = cacheable_blocks(prefix, B)
+        runs = block_runs(prefix, min(c, size), B)
+        if size > c:                              # private to the prefix's owner
+            runs.append((private_key(which), c, size))
+        names = [n for key, lo, hi in runs for n in reversed(_names(key, lo, hi))]
         if op == "admit":
-            got = fast.lookup(runs)
-            assert got == plain.lookup(names)
-            fast.take(first_runs(runs, got[0]))
-            plain.take(names[:got[0]])
-            running.append((prefix, first_runs(runs, got[0]), names[:got[0]]))
+            pieces, hit, on_host, free, _ = fast.lookup(runs)
+            assert (hit, on_host, free) == plain.lookup(names)
+            fast.take(pieces)
+            held = list(pieces)
+            for key, lo, hi in runs:              # computes the rest: new copies
+                if hi > hit:
+                    held.append(fast.name(key, lo if lo > hit else hit, hi))
+            running.append((held, plain.take(names[:hit]) + plain.name(names[hit:])))
         elif op == "release" and running:
-            prefix, held_runs, held = running.pop(pick % len(running))
-            count = max(len(held), min(cacheable_blocks(prefix, B), size))
-            assert fast.release(held_runs, block_runs(prefix, count, B)) == \
-                plain.release(held, block_keys(prefix, count, B))
+            held, copies = running.pop(pick % len(running))
+            fast.release(sorted(held, key=lambda p: p[2]))
+            plain.release(copies)
         elif op == "evict":
             n = min(size, len(plain.lru))
             fast.evict(n)
             plain.evict(n)
-        assert fast.cached_prefix(runs) == plain.cached_prefix(names)
+        public = [(key, lo, hi) for key, lo, hi in runs if not isinstance(key, tuple)]
+        assert fast.cached_prefix(public) == plain.cached_prefix([n for n in names if not isinstance(n, tuple)])
         assert fast.lru.size == len(plain.lru) and fast.host.size == len(plain.host)
     # the orders themselves: evicting everything lists the LRU, then the host tier
     order = []
     while fast.lru.size:
         for ks, key, lo, hi in fast.lru.pop(1):
-            order += [(key << 24) | j for j in range(hi - 1, lo - 1, -1)]
-    assert order == list(plain.lru)
+            order += _names(key, lo, hi)
+    assert order == [plain.of[c] for c in plain.lru]
     order = []
     while fast.host.size:
         for ks, key, lo, hi in fast.host.pop(1):
-            order += [(key << 24) | j for j in range(hi - 1, lo - 1, -1)]
+            order += _names(key, lo, hi)
     assert order == list(plain.host)
+
+
+# --- vLLM V1's naming, hand-worked (the engine and tests/vllm_reference.py, bit for bit) ----------
+
+def v1_timeline(B, blocks, budget, arrivals, inputs, outputs, prefixes):
+    """Engine and reference on the same requests (steps of max(T, 2) ticks); returns both."""
+    from sim.engine import run_requests
+    from vllm_reference import engine_mismatches, vllm_run
+    setup = tiny_setup(budget=budget, cap=blocks * B).replace(kv=Paged(block_size=B), prefix_cache=PrefixCache())
+    res = run_requests(setup, arrivals, inputs, outputs, prefix=prefixes)
+    ref = vllm_run(setup, arrivals, inputs, outputs, prefixes)
+    assert engine_mismatches(res, ref) == []
+    return res, ref
+
+
+def test_a_request_hits_the_prefix_of_one_still_running():
+    # Blocks of 4, budget 8. r0 (16-token prompt, key 1) prefills in two chunks, naming blocks 0-1
+    # and 2-3 as each is scheduled. r1 (same prompt) arrives at 8 ticks, when r0 takes the whole
+    # budget; at 16 ticks r0 decodes and r1 hits 3 blocks (12 tokens: the last prompt token is
+    # always computed) while r0 still runs, and computes 4: a step of 5 tokens.
+    p = ((1, 16),)
+    res, _ = v1_timeline(4, 20, 8, [0.0, 8 * TICK], [16, 16], [4, 2], [p, p])
+    assert res.cached_tokens.tolist() == [0, 12]
+    assert res.steps.tokens.tolist()[:3] == [8, 8, 5]
+    assert ticks(res.first_token) == [16, 21]
+
+
+def test_requests_admitted_in_one_step_share_the_blocks_computed_in_it():
+    # Blocks of 4, budget 32: r0 and r1 (9-token prompts, key 2 over 8 tokens) arrive together.
+    # r0's 9 tokens are scheduled first and name blocks 0-1 at once; r1, admitted next in the same
+    # step, hits them (8 tokens) and computes 1: one step of 10 tokens.
+    p = ((2, 8),)
+    res, _ = v1_timeline(4, 20, 32, [0.0, 0.0], [9, 9], [2, 2], [p, p])
+    assert res.cached_tokens.tolist() == [0, 8]
+    assert res.steps.tokens.tolist() == [10, 2]
+
+
+def test_a_readmitted_request_hits_its_own_private_blocks():
+    # vLLM's test_kv_connector_handles_preemption without the connector (tests/VLLM_PARITY.md):
+    # blocks of 2, 6 of them, two 5-token prompts without prefix identity, 4 output tokens. r1 is
+    # preempted at step 3; its blocks are named privately, the last is evicted for r0's new block,
+    # and at step 5 r1 (7 tokens) hits its 2 surviving blocks (4 tokens) and computes 3.
+    res, ref = v1_timeline(2, 6, 8192, [0.0, 0.0], [5, 5], [4, 4], [None, None])
+    assert res.steps.tokens.tolist() == [10, 2, 1, 1, 3, 1]
+    assert res.preemptions.tolist() == [0, 1]
+    assert res.cached_tokens.tolist() == [0, 4]
+    assert ref.pool.evicted[0][1] == ("private", 1, 2)
+
+
+def test_a_duplicate_is_a_second_copy_and_a_hit_touches_the_first():
+    # Blocks of 4, 4 blocks. r0 and r1 (8-token prompts, key 1) start together: r0 names blocks
+    # (1,0) and X = (1,1); r1 may hit 1 block only (7 tokens), so it computes (1,1) again: a second
+    # copy Y. r0 ends at once (X to the free queue); r1 decodes 4 tokens into (2,2) of its session
+    # key and ends: free queue X, (2,2), Y, (1,0). r2 (9 tokens, key 1) hits (1,0) and the FIRST
+    # copy X, and takes a new block from the head: (2,2) is evicted (had it touched Y, X would
+    # have gone). r3 (13 tokens, session prefix) then hits (1,0) and (1,1) only: 8 tokens.
+    sys, session = ((1, 8),), ((1, 8), (2, 16))
+    res, ref = v1_timeline(4, 4, 32, [0.0, 0.0, 1.0, 2.0], [8, 8, 9, 13], [1, 5, 1, 1],
+                           [sys, session, sys, session])
+    assert res.cached_tokens.tolist() == [0, 4, 8, 8]
+    assert ref.pool.evicted[0][1] == (2 << 24) | 2
+
+
+def test_unnamed_blocks_are_reused_first_and_private_ones_queue_behind_shared_ones():
+    # Blocks of 4, 3 blocks. r0 (5 tokens, key 7 over 4) ends: its partial block (unnamed) goes to
+    # the free queue's head, (7,0) to its tail. r1 (8 tokens, no prefix) takes the never-used block
+    # and the partial one: nothing evicted. r1 ends: its two full blocks are named privately and
+    # queue behind (7,0). r2 (4 tokens) takes the head: (7,0) is evicted (a plain-free rule would
+    # have kept it), so r3 (5 tokens, key 7) hits nothing and takes r1's private blocks, last first.
+    res, ref = v1_timeline(4, 3, 32, [0.0, 1.0, 2.0, 3.0], [5, 8, 4, 5], [1, 1, 1, 1],
+                           [((7, 4),), None, None, ((7, 4),)])
+    assert res.cached_tokens.tolist() == [0, 0, 0, 0]
+    assert [name for _, name in ref.pool.evicted] == [(7 << 24) | 0, ("private", 1, 1), ("private", 1, 0)]

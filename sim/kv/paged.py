@@ -35,16 +35,29 @@ of ``block_size`` tokens as a request grows, following vLLM V1 (read at vllm-pro
   in running order (n < 1 + k tokens: n - 1 drafts; none left: the decoder waits the step); a
   1-token prompt admitted beside decoders only is padded to 1 + k tokens (V1's ``pad_spec_decode``).
 
-``tests/test_engine_vs_vllm.py`` checks the engine against ``tests/vllm_reference.py`` (a plain
-per-request restatement of those vLLM files) bit for bit on all of the above, without prefix
-caching (``tests/test_engine_priority.py`` and ``tests/test_engine_spec_paged.py`` for the last
-two). Not modelled, or modelled otherwise than V1:
+Prefix caching (``Setup.prefix_cache``, sim/kv/prefix_cache.py) follows V1's ``cache_full_blocks``
+and ``FreeKVCacheBlockQueue``: every full block is named as soon as it is scheduled (a prompt chunk
+names the blocks it fills; a decoder names a block the step its token fills it), so requests
+running side by side, or admitted later in the same step, hit it; a block no prefix segment
+covers gets a name private to its request (only that request hits it, after a preemption); a
+block computed twice is a second copy (a hit takes the first named); freed blocks join one free
+queue, unnamed ones (a partial last block) at its head and named ones at its tail, last block
+first; allocation takes the head, evicting a named block there; a hit on a free block takes it
+out of the queue and counts as a block to take at admission. When decoders' blocks fall short,
+the decoders before the first that fails take every free block before any victim is freed
+(V1 allocates decoder by decoder), and KV finishing in one step is released in running order.
 
-- prefix caching (sim/kv/prefix_cache.py): blocks are named when their request releases them, not
-  when they are scheduled, so requests running side by side do not share a prefix until one of
-  them finishes (V1 shares it at once); blocks beyond the named prefix are never cached (V1
-  hashes every full block, so a preempted request can hit its own); plain free blocks are handed
-  out before cached ones are evicted (V1: one free queue, unnamed blocks at its head);
+``tests/test_engine_vs_vllm.py`` checks the engine against ``tests/vllm_reference.py`` (a plain
+per-request restatement of those vLLM files) bit for bit on all of the above, with and without
+prefix caching (first-token and finish times, preemptions, prefix hits, every step);
+``tests/test_engine_priority.py`` and ``tests/test_engine_spec_paged.py`` do the same for priority
+and speculative decoding (without a prefix cache: either with one is refused). Not modelled, or
+modelled otherwise than V1:
+
+- the host tier (``PrefixCache.host_tokens``, this simulator's own; V1 offloads through a KV
+  connector), and KV that arrives whole (a swapped-in request, a PD decode-side arrival): its
+  blocks are named when it releases them, not as they fill; with speculative decoding a decoder's
+  blocks are named at its release too (V1 names them as they fill);
 - decoders take their token even past ``max_num_batched_tokens`` (the handbook's rule; V1 cuts
   them by the budget). With ``max_num_seqs <= max_num_batched_tokens``, which vLLM requires, the
   two cannot differ;
@@ -71,7 +84,7 @@ from dataclasses import dataclass
 
 from sim.kv.manager import RESUME
 from sim.kv.ratio import RatioReserve
-from sim.kv.prefix_cache import BlockCache, PrefixCache, block_runs, cacheable_blocks, first_runs
+from sim.kv.prefix_cache import BlockCache, PrefixCache, block_runs, cacheable_blocks, private_key
 from sim.result import READBACK, RECOMPUTE, SWAP
 from sim.validate import check_int, check_number
 
@@ -142,9 +155,10 @@ def as_kv_policy(value):
 
 
 class BlockManager:
-    """The blocks of one instance: counts of plain free blocks, decoders per phase, and the prefix
-    cache's named blocks. The engine calls ``admit``, ``start_decoding``/``stop_decoding``,
-    ``need``/``fit_steps``/``grow`` and ``release``."""
+    """The blocks of one instance: counts of plain free blocks (the unnamed head of vLLM's free
+    queue), decoders per phase, and the prefix cache's named copies (its tail, ``BlockCache``).
+    The engine calls ``admit``, ``allocate_to`` (a chunk's blocks, named as they are scheduled),
+    ``start_decoding``/``stop_decoding``, ``need``/``fit_steps``/``grow`` and ``release``."""
 
     def __init__(self, setup):
         policy: Paged = setup.kv
@@ -156,7 +170,23 @@ class BlockManager:
         self.decoders = 0
         self.phase: dict[int, int] = {}
         self.base: dict[int, int] = {}               # blocks allocated for the prompt
-        self.held: dict[int, list] = {}              # named blocks a request holds (its prefix hits, as runs)
+        # Prefix caching (vLLM V1's naming): a request's blocks [0, upto) are named, as the pieces
+        # it holds (hits, then its own copies, named as its chunks are scheduled); a decoder's
+        # blocks in a prefix segment are named as they fill, lazily: ``pending`` holds, per key,
+        # records [request, seq, from step, kv tokens then, next block, end] from which the step
+        # naming each block follows, applied (``_materialize``) before anything reads that key.
+        # Its private blocks are named when it releases its KV (only it can hit them, later).
+        self.held: dict[int, list] = {}
+        self.upto: dict[int, int] = {}
+        self.names: dict[int, tuple] = {}            # request -> (prefix, blocks a segment covers)
+        self.pending: dict = {}
+        self.dec_pending: dict[int, list] = {}       # request -> its (key, record) pairs
+        self.seq: dict[int, int] = {}                # admission order (vLLM's ``running`` order)
+        self.admissions = 0
+        self.now_step = -1                           # the last step whose decoders were scheduled
+        # With speculative decoding a decoder's KV does not grow one token a step: its blocks are
+        # named at its release (not V1's rule; vLLM names them as they fill).
+        self.spec = setup.speculative is not None
         cfg: PrefixCache | None = setup.prefix_cache
         self.cache = BlockCache(cfg, B, setup.kv_bytes_per_token, setup) if cfg is not None else None
         self.releases = 0                            # KV releases so far (they can unblock the head)
@@ -173,12 +203,105 @@ class BlockManager:
         if n > take:
             self.cache.evict(n - take)
 
-    def _lookup(self, prompt: int, prefix):
+    def _lookup(self, r: int, prompt: int, prefix):
+        """(hit pieces, hit blocks, of which on the host, hits now free, first name missed)."""
         B, cache = self.B, self.cache
-        if cache is None or not prefix:
-            return None, 0, 0, 0
-        runs = block_runs(prefix, min(cacheable_blocks(prefix, B), (prompt - 1) // B), B)
-        return (runs, *cache.lookup(runs))
+        if cache is None:
+            return (), 0, 0, 0, None
+        last = (prompt - 1) // B                     # the last prompt token is always computed
+        c = cacheable_blocks(prefix, B)
+        runs = block_runs(prefix, last if last < c else c, B) if c else []
+        if last > c:                                 # its own private blocks (after a preemption)
+            runs.append((private_key(r), c, last))
+        if self.pending:
+            self._materialize_runs(runs)
+        return cache.lookup(runs)
+
+    def _materialize_runs(self, runs) -> None:
+        pending, u = self.pending, self.now_step
+        for key, _, _ in runs:
+            if key in pending:
+                self._materialize(key, u)
+
+    def _materialize(self, key, u: int) -> None:
+        """Name the blocks of ``key`` that decoders filled by the end of step ``u``, in the order
+        vLLM names them: by step, then running order."""
+        recs, B, cache, held, upto = self.pending[key], self.B, self.cache, self.held, self.upto
+        if len(recs) == 1:
+            rec = recs[0]
+            due = (rec[3] + u - rec[2] + 1) // B
+            if due > rec[5]:
+                due = rec[5]
+            if due > rec[4]:
+                r = rec[0]
+                _hold(held[r], cache.name(key, rec[4], due, held[r][-1] if held[r] else None))
+                rec[4] = due
+                if due > upto[r]:
+                    upto[r] = due
+            if due >= rec[5]:
+                del self.pending[key]
+            return
+        else:
+            events = []
+            for rec in recs:
+                r, seq, s0, L0, nxt, end = rec
+                due = min(end, (L0 + u - s0 + 1) // B)
+                events += [(s0 + (j + 1) * B - 1 - L0, seq, j, rec) for j in range(nxt, due)]
+            events.sort(key=lambda e: (e[0], e[1]))
+            i = 0
+            while i < len(events):
+                _, _, lo, rec = events[i]
+                hi = lo + 1
+                i += 1
+                while i < len(events) and events[i][3] is rec and events[i][2] == hi:
+                    hi += 1
+                    i += 1
+                r = rec[0]
+                _hold(held[r], cache.name(key, lo, hi, held[r][-1] if held[r] else None))
+                rec[4] = hi
+                if hi > upto[r]:
+                    upto[r] = hi
+        if any(rec[4] >= rec[5] for rec in recs):
+            recs[:] = [rec for rec in recs if rec[4] < rec[5]]
+            if not recs:
+                del self.pending[key]
+
+    def _name_to(self, r: int, full: int) -> None:
+        """Name ``r``'s blocks up to ``full`` that a prefix segment covers (as they are scheduled)."""
+        up = self.upto[r]
+        prefix, c = self.names[r]
+        stop = full if full < c else c
+        if stop <= up:
+            return
+        pending, cache, held, B = self.pending, self.cache, self.held[r], self.B
+        j = 0
+        for key, end in prefix:                      # block_runs(prefix, stop), from block up
+            e = end // B
+            if e > stop:
+                e = stop
+            if e > j:
+                if e > up:
+                    if key in pending:               # decoders named theirs earlier in the step
+                        self._materialize(key, self.now_step)
+                    _hold(held, cache.name(key, j if j > up else up, e, held[-1] if held else None))
+                j = e
+            if j >= stop:
+                break
+        self.upto[r] = stop
+
+    def quiet_cap(self, step: int, k: int) -> int:
+        """Steps from ``step`` before a decoder names the block the refused head missed (that step
+        must be an event step: the head's lookup may hit it there)."""
+        b = self.blocked
+        if b is None or b[4] is None or not self.pending:
+            return k
+        key, j = b[4]
+        for rec in self.pending.get(key, ()):
+            if rec[4] <= j < rec[5]:
+                s = rec[2] + (j + 1) * self.B - 1 - rec[3]
+                if s - step < k:
+                    k = s - step if s > step else 0
+        return k
 
     def refused(self, r: int, prompt: int) -> bool:
         """Whether ``admit`` of this head is sure to fail again: it failed, and since then no KV was
@@ -195,14 +318,17 @@ class BlockManager:
         engine then allocates chunk by chunk, ``allocate_to``, as vLLM V1 does)."""
         B = self.B
         blocks = -(-prompt // B)
-        runs, hit, on_host, free_hits = self._lookup(prompt, prefix)
+        pieces, hit, on_host, free_hits, miss = self._lookup(r, prompt, prefix)
         new = blocks - hit + on_host                  # host hits need GPU blocks too
         if self.free_blocks() - free_hits - new < (self.watermark if spare else 0):
-            self.blocked = (r, prompt, self.releases, self.free_blocks())
+            self.blocked = (r, prompt, self.releases, self.free_blocks(), miss)
             return None
-        if hit:
-            held = self.held[r] = first_runs(runs, hit)
-            self.cache.take(held)
+        if self.cache is not None:
+            if hit:
+                self.cache.take(pieces)
+            self.held[r] = pieces
+            self.upto[r] = hit
+            self.names[r] = (prefix, cacheable_blocks(prefix, B))
         if whole:
             self._allocate(new)
             self.base[r] = blocks
@@ -232,6 +358,8 @@ class BlockManager:
         if n:
             self._allocate(n)
             self.base[r] += n
+        if self.names and r in self.names:
+            self._name_to(r, tokens // self.B)
 
     def start_decoding(self, r: int, kv_tokens: int, step: int) -> None:
         """From ``step`` on, ``r`` computes one token a step over ``kv_tokens`` (then +1 a step)."""
@@ -239,6 +367,31 @@ class BlockManager:
         self.cnt[ph] += 1
         self.phase[r] = ph
         self.decoders += 1
+        names = self.names.get(r) if self.names else None
+        if names is not None and self.upto[r] < names[1] and not self.spec:   # a segment covers output
+            up, recs, pending, B, j = self.upto[r], [], self.pending, self.B, 0
+            prefix = names[0]
+            if len(prefix) == 1 or prefix[-2][1] // B <= up:    # all in the last segment (usual)
+                key = prefix[-1][0]
+                rec = [r, self.seq[r], step, kv_tokens, up, names[1]]
+                if key in pending:
+                    pending[key].append(rec)
+                else:
+                    pending[key] = [rec]
+                self.dec_pending[r] = [(key, rec)]
+                return
+            for key, end in prefix:
+                e = end // B
+                if e > j:
+                    if e > up:
+                        rec = [r, self.seq[r], step, kv_tokens, j if j > up else up, e]
+                        if key in pending:
+                            pending[key].append(rec)
+                        else:
+                            pending[key] = [rec]
+                        recs.append((key, rec))
+                    j = e
+            self.dec_pending[r] = recs
 
     def stop_decoding(self, r: int) -> None:
         self.cnt[self.phase.pop(r)] -= 1
@@ -287,13 +440,44 @@ class BlockManager:
         B = self.B
         self.releases += 1
         total = max(self.base.pop(r), -(-computed // B))
-        held = self.held.pop(r, ())
-        if self.cache is not None and prefix:
-            count = min(cacheable_blocks(prefix, B), computed // B)
-            dup = self.cache.release(held, block_runs(prefix, count, B))
-            self.plain += total - count + dup
-        else:
+        cache = self.cache
+        if cache is None:
             self.plain += total
+            return
+        for key, rec in self.dec_pending.pop(r, ()):   # a decoder: its namings up to now
+            recs = self.pending.get(key)
+            if recs is not None and len(recs) == 1 and recs[0] is rec:
+                self._materialize(key, self.now_step)
+                self.pending.pop(key, None)
+            elif recs is not None and rec in recs:
+                self._materialize(key, self.now_step)
+                if rec in recs:
+                    recs.remove(rec)
+                    if not recs:
+                        del self.pending[key]
+        held = self.held.pop(r, None)
+        if held is None:                             # KV that arrived whole (swap, PD): named now
+            held, up = [], 0
+        else:
+            up = self.upto.pop(r)
+            del self.names[r]
+        full = computed // B
+        if up < full:                                # named at release: the rest of its full blocks
+            c = cacheable_blocks(prefix, B)
+            stop = full if full < c else c
+            if up < stop:
+                runs = [(key, lo if lo > up else up, hi) for key, lo, hi in block_runs(prefix, stop, B) if hi > up]
+                if self.pending:
+                    self._materialize_runs(runs)
+                held += [cache.name(*run) for run in runs]
+                up = stop
+            if up < full:                            # private: no segment covers them
+                held.append(cache.name(private_key(r), up, full))
+                up = full
+        if len(held) > 1:
+            held.sort(key=_piece_start)
+        cache.release(held)
+        self.plain += max(total, up) - up
 
     def cached_prefix_tokens(self, prefix, input_len: int) -> int:
         """Tokens of a prompt a lookup would find on the GPU now (for a prefix-aware router)."""
@@ -301,7 +485,21 @@ class BlockManager:
             return 0
         B = self.B
         runs = block_runs(prefix, min(cacheable_blocks(prefix, B), (input_len - 1) // B), B)
+        if self.pending:
+            self._materialize_runs(runs)
         return self.cache.cached_prefix(runs) * B
+
+
+def _piece_start(piece) -> int:
+    return piece[2]
+
+
+def _hold(held: list, piece) -> None:
+    """Add a request's new piece to its held pieces (in place of its last one, if it extends it)."""
+    if held and held[-1][0] is piece[0] and held[-1][2] == piece[2]:
+        held[-1] = piece
+    else:
+        held.append(piece)
 
 
 class PagedManager:
@@ -350,6 +548,19 @@ class PagedManager:
         """vLLM V1's admission: the whole sequence's blocks (less prefix hits) must fit, with the
         watermark spare only while other requests run; only the hits are taken here, the first
         chunk's blocks come from ``allocate_chunk``."""
+        got = self._admit(inst, r)
+        if got is not None:
+            blocks = self.blocks
+            blocks.seq[r] = blocks.admissions         # its place in the running order
+            blocks.admissions += 1
+        return got
+
+    def release_order(self, requests) -> list:
+        """Requests finishing in one step, in the order their KV is released (vLLM's running order:
+        it sets the order of their blocks in the free queue)."""
+        return sorted(requests, key=self.blocks.seq.__getitem__)
+
+    def _admit(self, inst, r: int):
         blocks = self.blocks
         spare = inst.running > 0
         if r in self.swapped:                         # its KV comes back from host memory
@@ -393,10 +604,18 @@ class PagedManager:
         need = blocks.need(step)
         if self.by_priority and need > blocks.free_blocks():
             return self._allocate_in_order(inst, step)[0]
-        while need > blocks.free_blocks():
+        blocks.now_step = step - 1
+        taken = 0
+        if need > blocks.free_blocks():
+            # vLLM V1 allocates decoder by decoder: those before the first that fails take every
+            # free block (evicting cached ones) before any victim's blocks are freed
+            taken = blocks.free_blocks()
+            blocks.take_step_blocks(taken)
+        while need - taken > blocks.free_blocks():
             self._preempt(inst, self.victim(inst))
             need = blocks.need(step)
-        blocks.take_step_blocks(need)
+        blocks.take_step_blocks(max(0, need - taken))
+        blocks.now_step = step
         return None
 
     def _allocate_in_order(self, inst, step: int, need_of=None):
@@ -616,10 +835,12 @@ class PagedManager:
                 inst.pre[r] = 0                       # (a PD arrival's prompt KV is gone too)
 
     def quiet_steps(self, step: int, k: int) -> int:
-        return self.blocks.fit_steps(step, k)
+        k = self.blocks.fit_steps(step, k)
+        return self.blocks.quiet_cap(step, k) if self.blocks.pending else k
 
     def grow(self, step: int, k: int) -> None:
         self.blocks.grow(step, k)
+        self.blocks.now_step = step + k - 1
 
     def start_decoding(self, r: int, kv_tokens: int, step: int) -> None:
         if not self.lookahead:                        # (speculating: plan_speculation)
@@ -635,6 +856,7 @@ class PagedManager:
 
     def free(self, inst, r: int) -> None:
         self.blocks.release(r, inst.inp[r] + inst.out[r] - 1, inst.prefix[r])
+        del self.blocks.seq[r]
 
     def free_tokens(self, pending: int) -> int:
         """Free blocks now, in tokens (cached ones count as free)."""

@@ -5,28 +5,35 @@ Prefix identity. A request may carry ``prefix``: a tuple of segments ``(key, end
 increasing, saying that its tokens ``[previous end, end)`` are the content named ``key`` (an int;
 two requests with the same key hold the same tokens there). Block j (tokens ``[jB, (j+1)B)``) is
 named by the first segment that covers all of it, ``(key << 24) | j``: a chain hash, since a key
-stands for everything before it too (a session's key implies its system prompt). Blocks past the
-last segment, and the partial last block, are private and never cached. A multi-turn session puts
-its answer inside its segment (``end = input_len + output_len``) because the next turn's prompt
-repeats it.
+stands for everything before it too (a session's key implies its system prompt). Any other full
+block (past the last segment, or straddling its end) is named privately, ``(private_key(r), j)``:
+vLLM hashes every full block by its tokens, and with no shared identity only its own request can
+hit it again (after a preemption). A multi-turn session puts its answer inside its segment
+(``end = input_len + output_len``) because the next turn's prompt repeats it.
 
-What is cached, and when (vLLM's automatic prefix caching, simplified; sim/kv/paged.py lists where
-this differs from vLLM V1, which names a block as soon as it is computed):
+What is cached, and when (vLLM V1's automatic prefix caching, ``cache_full_blocks`` and the free
+block queue; sim/kv/paged.py says how the engine schedules it):
 
-- a request's full blocks are named when it releases its KV (finish or preemption); a block whose
-  name is already cached is a duplicate and is freed plainly. Requests running side by side with
-  the same uncached prefix do not share it until one of them has finished;
-- released named blocks join the LRU in reverse order (the tail of a sequence is evicted first,
-  its shared head last); plain free blocks are handed out before any cached block is evicted;
-- a lookup walks the request's blocks from the first and stops at the first one not cached; the
+- a full block is named the step it is scheduled: a prompt chunk names the blocks it fills, a
+  decoder the block its token fills. Requests running side by side, or admitted later in the same
+  step, hit it at once. A block whose name is already cached is named too: a second copy, used
+  once the first is evicted (a hit takes the first copy named that is still cached);
+- freed blocks form one queue with the plain free blocks: unnamed ones (a partial last block) at
+  its head, named copies no one holds at its tail, last block of a request first (its shared head
+  is evicted last); allocation takes from the head, so plain blocks go before any cached copy is
+  evicted, and a hit on a free copy takes it out of the queue (and counts as a block to take);
+- a lookup walks the request's blocks from the first and stops at the first name not cached; the
   last prompt token is always computed (its logits give the first token), so at most
   ``(input_len - 1) // B`` blocks hit. A hit skips compute, not space: the block is held (shared).
 
-The host tier (``host_tokens`` > 0): a block evicted from the GPU goes to host DRAM (its own LRU,
-oldest out when full). A lookup continues through host blocks; reading them back costs
-``tokens x kv_bytes_per_token / host_link_gbs`` seconds, added to the step that admits the request,
-unless recomputing those tokens (their matmul FLOPs at ``mfu``) is cheaper, in which case the hit
-stops at the first host block. A block read back moves to the GPU (the tiers are exclusive).
+The host tier (``host_tokens`` > 0; this simulator's own, V1 has it only as a KV connector): an
+evicted copy that was its name's last on the GPU goes to host DRAM (its own LRU, oldest out when
+full); private copies and duplicates are dropped. A lookup continues through host blocks; reading
+them back costs ``tokens x kv_bytes_per_token / host_link_gbs`` seconds, added to the step that
+admits the request, unless recomputing those tokens (their matmul FLOPs at ``mfu``) is cheaper, in
+which case the hit stops at the first host block. A block read back moves to the GPU, and naming a
+block on the GPU drops its name from the host (the tiers are exclusive). With ``host_tokens = 0``
+this is V1's rule exactly.
 """
 
 from __future__ import annotations
@@ -112,62 +119,49 @@ def first_runs(runs, n: int) -> list[tuple[int, int, int]]:
     return out
 
 
-# A block's state, one byte per block index of its key
+# A block copy's state, one byte per block index in its run of copies
 ABSENT, HOST, HELD, FREE = b"\x00", b"\x01", b"\x02", b"\x03"   # FREE: on the GPU, in the LRU
 
 
-class _Key:
-    """One prefix key's blocks: their states by block index, the ranges running requests hold, and
-    the key's runs in the two LRUs."""
+def private_key(request: int) -> tuple:
+    """The key of a request's private blocks (full blocks no prefix segment covers): only that
+    request can hit them (after a preemption), so they never enter anyone else's lookup."""
+    return (-1, request)
+
+
+class _Copies:
+    """A run of copies of one key's blocks, indexed by block index: the state of each copy, the
+    ranges requests hold (counts), and this run's pieces in the two LRUs. A key's runs are kept
+    in creation order and a copy is written only into its key's newest run (a new run when that one
+    already has a copy there), so for every block index the copies in run order are in naming order:
+    a hit takes the first (vLLM's ``cached_block_hash_to_block``, first cached first)."""
 
     __slots__ = ("state", "holders", "lru", "host")
 
     def __init__(self):
         self.state = bytearray()
-        self.holders: dict[tuple[int, int], int] = {}   # (lo, hi) -> running requests holding it
-        self.lru: list = []           # this key's live runs in the GPU LRU
+        self.holders: dict[tuple[int, int], int] = {}   # (lo, hi) -> holders of that range
+        self.lru: list = []           # this run's live pieces in the GPU LRU
         self.host: list = []          # and in the host LRU
-
-    def first_off_gpu(self, lo: int, hi: int) -> int:
-        """The first block of ``[lo, hi)`` not on the GPU (``hi`` if none)."""
-        st = self.state
-        if hi > len(st):
-            hi = len(st)
-            if lo >= hi:
-                return lo
-        a, h = st.find(ABSENT, lo, hi), st.find(HOST, lo, hi)
-        if a < 0:
-            return hi if h < 0 else h
-        return a if h < 0 or a < h else h
-
-    def first_absent(self, lo: int, hi: int) -> int:
-        """The first block of ``[lo, hi)`` neither on the GPU nor on the host."""
-        st = self.state
-        if hi > len(st):
-            hi = len(st)
-            if lo >= hi:
-                return lo
-        a = st.find(ABSENT, lo, hi)
-        return hi if a < 0 else a
 
 
 class _RunLRU:
-    """Blocks least recently used first, kept as runs: a run is one key's blocks, a list of
+    """Blocks least recently used first, kept as runs: a run is one run of copies' blocks, a list of
     descending intervals ``[hi, lo]`` (blocks hi-1 down to lo in LRU order). Blocks leave the middle
     by cutting their run's intervals; a run left empty is dropped when it reaches the front."""
 
     def __init__(self, attr: str):
-        self.runs: deque = deque()    # [key state, key, intervals, size, alive]
+        self.runs: deque = deque()    # [copies, key, intervals, size, alive]
         self.size = 0
-        self.attr = attr              # which of a key's lists holds its runs here
+        self.attr = attr              # which of a run of copies' lists holds its pieces here
 
-    def append(self, ks: _Key, key: int, hi: int, lo: int) -> None:
-        """Append blocks ``hi-1 .. lo`` of ``key`` (not in this LRU) at the most recent end."""
+    def append(self, ks: _Copies, key, hi: int, lo: int) -> None:
+        """Append blocks ``hi-1 .. lo`` of ``ks`` (not in this LRU) at the most recent end."""
         self.size += hi - lo
         runs = self.runs
         if runs:
             last = runs[-1]
-            if last[4] and last[1] == key:
+            if last[4] and last[0] is ks:
                 iv = last[2][-1]
                 if iv[1] == hi:
                     iv[1] = lo
@@ -179,7 +173,7 @@ class _RunLRU:
         runs.append(run)
         getattr(ks, self.attr).append(run)
 
-    def remove(self, ks: _Key, lo: int, hi: int) -> None:
+    def remove(self, ks: _Copies, lo: int, hi: int) -> None:
         """Take the blocks of ``[lo, hi)`` that are here out of their runs."""
         mine = getattr(ks, self.attr)
         for run in mine[:]:
@@ -204,8 +198,8 @@ class _RunLRU:
                     run[4] = False
                     mine.remove(run)
 
-    def pop(self, n: int) -> list[tuple[_Key, int, int, int]]:
-        """Take out the ``n`` least recently used blocks: ``(key state, key, lo, hi)`` intervals, in
+    def pop(self, n: int) -> list:
+        """Take out the ``n`` least recently used blocks: ``(copies, key, lo, hi)`` intervals, in
         LRU order (each interval from hi-1 down to lo)."""
         out = []
         runs = self.runs
@@ -236,17 +230,65 @@ class _RunLRU:
         return out
 
 
+def _walk(cs, lo: int, hi: int, lowest: int):
+    """The first copies of blocks ``[lo, hi)`` among a key's runs ``cs``: pieces ``(copies, lo, hi)``
+    and the first block with no copy in a state >= ``lowest`` (2: on the GPU; 1: or on the host).
+    A GPU copy is preferred to a host one (a name is on the host only while no GPU copy exists)."""
+    if len(cs) == 1:                              # the common case: one run of copies
+        c = cs[0]
+        st = c.state
+        end = hi if hi <= len(st) else len(st)
+        p = end
+        if lo < end:
+            a = st.find(ABSENT, lo, end)
+            if a >= 0:
+                p = a
+            if lowest == 2:
+                h = st.find(HOST, lo, p)
+                if h >= 0:
+                    p = h
+        else:
+            p = lo
+        return ([(c, lo, p)] if p > lo else []), p
+    pieces = []
+    j = lo
+    while j < hi:
+        best = None
+        for c in cs:
+            st = c.state
+            s = st[j] if j < len(st) else 0
+            if s >= 2:
+                best = c
+                break
+            if s == 1 and lowest == 1 and best is None:
+                best = c
+        if best is None:
+            break
+        if pieces and pieces[-1][0] is best and pieces[-1][2] == j:
+            pieces[-1] = (best, pieces[-1][1], j + 1)
+        else:
+            pieces.append((best, j, j + 1))
+        j += 1
+    return pieces, j
+
+
 class BlockCache:
-    """The named blocks of one instance, per prefix key as runs of block indices: which are on the
-    GPU (held by running requests, or free and in the LRU) and which on the host, with the ranges
-    running requests hold. Counts only: no block ids (the pool counts plain blocks). A request's
-    blocks are a few runs ``(key, lo, hi)`` (``block_runs``), so a lookup, a hold, a release and an
-    eviction cost a few operations per run, not per block; the LRU order is still exact block by
-    block (``_RunLRU``)."""
+    """The named blocks of one instance, as runs of copies per key (``_Copies``): which copies are on
+    the GPU (held by running requests, or free and in the LRU) and which on the host, with the ranges
+    requests hold. Counts only, no block ids (the pool counts the unnamed free blocks, the head of
+    vLLM's free queue; this LRU is its named tail). A request's blocks are a few runs ``(key, lo,
+    hi)`` (``block_runs``), so a lookup, a hold, a naming, a release and an eviction cost a few
+    operations per run, not per block; the LRU order is still exact block by block (``_RunLRU``).
+
+    ``lookup`` finds the first copies; ``take`` holds them; ``name`` makes new copies held by their
+    request (every full block a request computes is named, a duplicate too: it is a later copy);
+    ``release`` lets go of held ranges (copies no one holds join the LRU, tail first); ``evict``
+    drops the least recently used free copies (to the host tier, if any: a copy of a shared name
+    that was its last on the GPU; private copies are dropped)."""
 
     def __init__(self, config: PrefixCache, block_size: int, kv_bytes_per_token: float, setup):
-        self.keys: dict[int, _Key] = {}
-        self.lru = _RunLRU("lru")     # free named blocks, least recent first
+        self.keys: dict = {}              # key -> its runs of copies, in creation order
+        self.lru = _RunLRU("lru")         # free named copies, least recent first
         self.host = _RunLRU("host")
         self.host_blocks = config.host_tokens // block_size
         block_bytes = block_size * kv_bytes_per_token
@@ -254,126 +296,179 @@ class BlockCache:
         self.readback_s = block_bytes / (config.host_link_gbs * 1e9) if self.host_blocks else 0.0
         self.recompute_s = 2 * setup.params * block_size / (setup.peak_flops * setup.mfu)
 
-    def _hits(self, runs, host: bool) -> int:
-        """Blocks of ``runs`` on the GPU (and, with ``host``, on the host) from the first."""
-        n = 0
+    def _pieces(self, runs, lowest: int):
+        """The first copies of ``runs`` from the first block: (pieces ``(copies, key, lo, hi)``,
+        blocks found, the first name not found as ``(key, j)`` or None)."""
         keys = self.keys
+        out, n = [], 0
         for key, lo, hi in runs:
-            ks = keys.get(key)
-            if ks is None:
-                return n
-            p = ks.first_absent(lo, hi) if host else ks.first_off_gpu(lo, hi)
+            cs = keys.get(key)
+            if not cs:
+                return out, n, (key, lo)
+            if len(cs) == 1 and lowest == 2:          # _walk's common case, inlined
+                c = cs[0]
+                st = c.state
+                end = hi if hi <= len(st) else len(st)
+                if lo >= end:
+                    return out, n, (key, lo)
+                p = st.find(ABSENT, lo, end)
+                if p < 0:
+                    p = end
+                h = st.find(HOST, lo, p)
+                if h >= 0:
+                    p = h
+                if p > lo:
+                    out.append((c, key, lo, p))
+            else:
+                pieces, p = _walk(cs, lo, hi, lowest)
+                for c, a, b in pieces:
+                    out.append((c, key, a, b))
             n += p - lo
             if p < hi:
-                return n
-        return n
+                return out, n, (key, p)
+        return out, n, None
 
-    def lookup(self, runs) -> tuple[int, int, int]:
-        """(blocks hit on the GPU or worth reading back, of those on the host, GPU hits now free)."""
-        keys = self.keys
-        hit = free = 0
-        for key, lo, hi in runs:                    # the GPU walk (first_off_gpu, inlined)
-            ks = keys.get(key)
-            if ks is None:
-                break
-            st = ks.state
-            end = hi if hi <= len(st) else len(st)
-            if lo >= end:
-                break
-            p, h = st.find(ABSENT, lo, end), st.find(HOST, lo, end)
-            if p < 0:
-                p = end if h < 0 else h
-            elif 0 <= h < p:
-                p = h
-            if p > lo:
-                hit += p - lo
-                free += st.count(FREE, lo, p)
-            if p < hi:
-                break
+    def lookup(self, runs):
+        """(hit pieces, blocks hit on the GPU or worth reading back, of those on the host, GPU hits
+        now free, the first name missed or None)."""
+        pieces, hit, miss = self._pieces(runs, 2)
         if self.host.size and self.readback_s <= self.recompute_s:
-            total = self._hits(runs, True)
+            more, total, miss2 = self._pieces(runs, 1)
             if total > hit:
                 on_host = free = 0
-                for key, lo, hi in first_runs(runs, total):
-                    st = keys[key].state
-                    on_host += st.count(HOST, lo, hi)
-                    free += st.count(FREE, lo, hi)
-                return total, on_host, free
-        return hit, 0, free
+                for c, _, a, b in more:
+                    st = c.state
+                    on_host += st.count(HOST, a, b)
+                    free += st.count(FREE, a, b)
+                return more, total, on_host, free, miss2
+        free = 0
+        for c, _, a, b in pieces:
+            free += c.state.count(FREE, a, b)
+        return pieces, hit, 0, free, miss
 
-    def take(self, runs) -> None:
-        """Hold the hit blocks ``runs`` (GPU ones leave the LRU, host ones move to the GPU)."""
-        keys, lru, host = self.keys, self.lru, self.host
-        for key, lo, hi in runs:
-            ks = keys[key]
-            if ks.host:
-                host.remove(ks, lo, hi)
-            if ks.lru:
-                lru.remove(ks, lo, hi)
-            ks.state[lo:hi] = HELD * (hi - lo)
-            h = ks.holders
+    def take(self, pieces) -> None:
+        """Hold the hit pieces (free GPU copies leave the LRU, host ones move to the GPU)."""
+        lru, host = self.lru, self.host
+        for c, key, lo, hi in pieces:
+            if c.host:
+                host.remove(c, lo, hi)
+            if c.lru:
+                lru.remove(c, lo, hi)
+            c.state[lo:hi] = HELD * (hi - lo)
+            h = c.holders
             h[lo, hi] = h.get((lo, hi), 0) + 1
 
+    def name(self, key, lo: int, hi: int, prev=None):
+        """New copies of blocks ``[lo, hi)`` of ``key``, held by the request computing them; returns
+        the held piece, ``prev`` (the request's last piece) extended where it ends at ``lo`` in the
+        same run and only that request holds it. A host copy of those names is dropped (the tiers
+        are exclusive)."""
+        cs = self.keys.get(key)
+        if cs is None:                                # a new key (most sessions' own): one run
+            c = _Copies()
+            c.state = bytearray(lo) + HELD * (hi - lo)
+            c.holders[lo, hi] = 1
+            self.keys[key] = [c]
+            return (c, key, lo, hi)
+        if self.host.size:
+            for c in cs[:]:
+                if c.host:
+                    st = c.state
+                    end = hi if hi <= len(st) else len(st)
+                    if lo < end and st.find(HOST, lo, end) >= 0:
+                        self.host.remove(c, lo, end)
+                        st[lo:end] = st[lo:end].replace(HOST, ABSENT)
+                        self._forget(c, key)
+            cs = self.keys.get(key)
+        if cs is None:
+            cs = self.keys[key] = []
+        c = cs[-1] if cs else None
+        if c is not None:
+            st = c.state
+            end = hi if hi <= len(st) else len(st)
+            if lo < end and st.count(ABSENT, lo, end) != end - lo:
+                c = None                          # it has a copy there already: a new run
+        if c is None:
+            c = _Copies()
+            cs.append(c)
+        st = c.state
+        if hi > len(st):
+            st += bytes(hi - len(st))
+        st[lo:hi] = HELD * (hi - lo)
+        h = c.holders
+        if prev is not None and prev[0] is c and prev[3] == lo and h.get((prev[2], lo)) == 1:
+            del h[prev[2], lo]
+            h[prev[2], hi] = 1
+            return (c, key, prev[2], hi)
+        h[lo, hi] = h.get((lo, hi), 0) + 1
+        return (c, key, lo, hi)
+
     def evict(self, n: int) -> None:
-        """Evict the ``n`` least recently used free named blocks (to the host tier, if any)."""
+        """Evict the ``n`` least recently used free copies (to the host tier, if any)."""
         host, cap = self.host, self.host_blocks
         if cap:
-            for ks, key, lo, hi in self.lru.pop(n):
-                ks.state[lo:hi] = HOST * (hi - lo)
-                host.append(ks, key, hi, lo)
+            popped = self.lru.pop(n)
+            for c, key, lo, hi in popped:
+                self._to_host(c, key, lo, hi)
+            for c, key, lo, hi in popped:            # once all its pieces are placed
+                self._forget(c, key)
             if host.size > cap:
-                for ks, key, lo, hi in host.pop(host.size - cap):
-                    ks.state[lo:hi] = ABSENT * (hi - lo)
-                    self._forget(ks, key)
-        else:
-            lru = self.lru
-            run = lru.runs[0] if lru.runs else None
-            if run is not None and run[4]:          # most evictions cut the oldest interval short
-                iv = run[2][0]
-                h = iv[0]
-                if h - iv[1] > n:
-                    iv[0] = h - n
-                    run[3] -= n
-                    lru.size -= n
-                    run[0].state[h - n:h] = ABSENT * n
-                    return
-            for ks, key, lo, hi in lru.pop(n):
-                ks.state[lo:hi] = ABSENT * (hi - lo)
-                self._forget(ks, key)
-
-    def _forget(self, ks: _Key, key: int) -> None:
-        """Drop a key none of whose blocks is cached any more (no runs, no holders)."""
-        if not (ks.lru or ks.host or ks.holders) and self.keys.get(key) is ks:
-            del self.keys[key]
-
-    def release(self, held, named) -> int:
-        """A request lets go of the named blocks it held (``held``, runs covering the first blocks of
-        ``named``) and names its other full blocks (``named`` beyond ``held``), tail first into the
-        LRU (evicted before the head). Returns how many of its blocks become plain free blocks
-        (duplicates of cached ones)."""
-        skip = 0
-        for _, lo, hi in held:
-            skip += hi - lo
-        new = named
-        if skip:                                    # the held runs come first
-            new = []
-            for key, lo, hi in named:
-                if skip >= hi - lo:
-                    skip -= hi - lo
-                    continue
-                new.append((key, lo + skip, hi))
-                skip = 0
-        dup = 0
-        for key, lo, hi in reversed(new):
-            dup += self._name(key, lo, hi)
+                for c, key, lo, hi in host.pop(host.size - cap):
+                    c.state[lo:hi] = ABSENT * (hi - lo)
+                    self._forget(c, key)
+            return
         lru = self.lru
-        keys = self.keys
-        for key, lo, hi in reversed(held):
-            ks = keys[key]
-            h = ks.holders
-            c = h[lo, hi] - 1
-            if c:
-                h[lo, hi] = c
+        run = lru.runs[0] if lru.runs else None
+        if run is not None and run[4]:              # most evictions cut the oldest interval short
+            iv = run[2][0]
+            h = iv[0]
+            if h - iv[1] > n:
+                iv[0] = h - n
+                run[3] -= n
+                lru.size -= n
+                run[0].state[h - n:h] = ABSENT * n
+                return
+        for c, key, lo, hi in lru.pop(n):
+            c.state[lo:hi] = ABSENT * (hi - lo)
+            self._forget(c, key)
+
+    def _to_host(self, c: _Copies, key, lo: int, hi: int) -> None:
+        """An evicted piece: its copies that were their name's last on the GPU go to the host tier
+        (blocks hi-1 first, as they left), the others (and private copies) are dropped."""
+        st = c.state
+        cs = self.keys[key]
+        if isinstance(key, tuple):
+            keep = ()
+        elif len(cs) == 1:
+            st[lo:hi] = HOST * (hi - lo)
+            self.host.append(c, key, hi, lo)
+            return
+        else:
+            keep = [j for j in range(hi - 1, lo - 1, -1)
+                    if not any(o is not c and j < len(o.state) and o.state[j] >= 2 for o in cs)]
+        st[lo:hi] = ABSENT * (hi - lo)
+        for j in keep:
+            st[j] = 1
+            self.host.append(c, key, j + 1, j)
+
+    def _forget(self, c: _Copies, key) -> None:
+        """Drop a run of copies none of which is cached any more (no pieces, no holders)."""
+        if not (c.lru or c.host or c.holders):
+            cs = self.keys.get(key)
+            if cs is not None and c in cs:
+                cs.remove(c)
+                if not cs:
+                    del self.keys[key]
+
+    def release(self, pieces) -> None:
+        """A request lets go of the pieces it held (hits and its own copies), given in block order:
+        tail first, copies no one else holds join the LRU (evicted before the head)."""
+        lru = self.lru
+        for c, key, lo, hi in reversed(pieces):
+            h = c.holders
+            n = h[lo, hi] - 1
+            if n:
+                h[lo, hi] = n
                 continue
             del h[lo, hi]
             if h:                                   # what no other holder covers drops to 0
@@ -382,48 +477,15 @@ class BlockCache:
                     if a < hi and b > lo:
                         spans = [piece for s in spans for piece in _minus(s, a, b)]
                 for a, b in reversed(spans):
-                    ks.state[a:b] = FREE * (b - a)
-                    lru.append(ks, key, b, a)
+                    c.state[a:b] = FREE * (b - a)
+                    lru.append(c, key, b, a)
             else:
-                ks.state[lo:hi] = FREE * (hi - lo)
-                lru.append(ks, key, hi, lo)
-        return dup
-
-    def _name(self, key: int, lo: int, hi: int) -> int:
-        """Name blocks ``[lo, hi)`` of ``key`` as they are released: those not on the GPU join the
-        LRU, tail first; returns how many were on the GPU already (duplicates)."""
-        ks = self.keys.get(key)
-        if ks is None:
-            ks = self.keys[key] = _Key()
-        st = ks.state
-        if hi > len(st):
-            st += bytes(hi - len(st))
-        on_gpu = st.count(HELD, lo, hi)
-        on_gpu += st.count(FREE, lo, hi)
-        if on_gpu == hi - lo:
-            return on_gpu
-        if on_gpu:
-            spans, a = [], None
-            for j in range(lo, hi + 1):
-                off = j < hi and st[j] < 2
-                if off and a is None:
-                    a = j
-                elif not off and a is not None:
-                    spans.append((a, j))
-                    a = None
-        else:
-            spans = [(lo, hi)]
-        host, lru = self.host, self.lru
-        for a, b in reversed(spans):
-            if ks.host:
-                host.remove(ks, a, b)
-            st[a:b] = FREE * (b - a)
-            lru.append(ks, key, b, a)
-        return on_gpu
+                c.state[lo:hi] = FREE * (hi - lo)
+                lru.append(c, key, hi, lo)
 
     def cached_prefix(self, runs) -> int:
         """Blocks of ``runs`` cached on the GPU from the first (what a prefix-aware router asks)."""
-        return self._hits(runs, False)
+        return self._pieces(runs, 2)[1]
 
 
 def _minus(span, a: int, b: int):

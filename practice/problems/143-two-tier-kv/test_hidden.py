@@ -95,7 +95,8 @@ def _sim_reads(gpu_blocks, cpu_blocks, ops):
             keys[block] = len(keys)
             seen.append(block)
         cached, host = manager.admit(i, 2, ((keys[block], 1),))
-        manager.release(i, 2, ((keys[block], 1),))
+        manager.release(i, 1, ((keys[block], 1),))    # only the block's KV is kept: the private
+                                                          # token's block goes back unnamed
         on_gpu = sorted((b for b in seen if manager.cached_prefix_tokens(((keys[b], 1),), 2)), key=keys.get)
         out.append(("cpu" if host else "gpu" if cached else "miss", on_gpu))
     return out
