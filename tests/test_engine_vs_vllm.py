@@ -113,3 +113,19 @@ def test_paged_engine_with_prefix_caching_equals_the_vllm_v1_reference(case):
     assert np.array_equal(log.start, [s.start for s in ref.steps])
     assert log.tokens.tolist() == [s.tokens for s in ref.steps]
     assert log.context.tolist() == [s.context for s in ref.steps]
+
+
+
+def test_priority_with_prefix_caching_is_refused_until_it_equals_v1():
+    """Priority scheduling over V1's prefix naming is not yet exact: on this case (all priorities
+    equal, one session segment, 23 one-token blocks) request 8's first token comes at 0.0361 s
+    where the reference says 0.0381 s, so ``Setup`` refuses the combination."""
+    import pytest
+    setup = tiny_setup(kv=0, budget=10, seqs=4, cap=23).replace(kv=Paged(block_size=1, policy="priority"))
+    arrivals = [0.0] * 4 + [0.001] * 7
+    inputs, outputs = [1, 1, 14, 1, 1, 1, 1, 1, 1, 1, 1], [1, 1, 6, 1, 4, 4, 1, 1, 1, 1, 1]
+    prefixes = [None] * 5 + [((10, 5),)] + [None] * 5
+    ref = vllm_run(setup, arrivals, inputs, outputs, prefixes, [0] * 11, prefix_caching=True)
+    assert ref.reqs[8].first_token == 0.0380859375
+    with pytest.raises(ValueError, match="prefix_cache with Paged.policy='priority'"):
+        setup.replace(prefix_cache=PrefixCache())

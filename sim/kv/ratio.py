@@ -326,6 +326,11 @@ class RatioManager:
 
     # --- finishes, and what a router asks ---------------------------------------------------
 
+    def release_order(self, requests) -> list:
+        """Requests finishing in one step, in the order their KV is released: any order gives
+        the same free pool here (no prefix cache orders blocks)."""
+        return requests
+
     def free(self, inst, r: int) -> None:
         self.used -= inst.inp[r] + inst.out[r] - 1
         self.prompt_held.pop(r, None)
