@@ -660,6 +660,7 @@ class RatePanel(_Live):
         self.chart = w.HTML()
         self.widget = w.VBox([w.HBox(list(self.choices.values())), self.slider, self.changed, self.busy,
                               self.table, self.chart])
+        self.controls = {"rate": self.slider, **self.choices}
         self.figure = self.dist = None
         self._rescaling = False
         self.hardware = CHAPTER
