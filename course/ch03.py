@@ -22,6 +22,7 @@ from sim.fleet import Failures, Fleet, run_fleet, summarize_fleet
 from sim.kv import Paged, PrefixCache
 from sim.metrics import summarize
 from sim.workload import Workload, run
+from course import memo
 from course.kit import rows_html
 
 GB = 1e9
@@ -644,7 +645,10 @@ GATEWAY_COLUMNS = {"router": ("router", "{}"), "failure": ("failure", "{}"), "hi
                    "slo_ok": ("SLO met", "{:.1%}"), "imbalance": ("imbalance", "{:.2f}"), "retries": ("retries", "{}")}
 
 
-_gateway_cached = lru_cache(maxsize=64)(gateway)       # the panel: moving a control back is instant
+# The panel's runs: from the shipped table where it holds the position (course.memo: every position
+# of the panel's controls, computed by `python -m course.memo build 03` for the code as it is), else
+# live; cached, so moving a control back is instant.
+_gateway_cached = lru_cache(maxsize=64)(memo.shipped("ch03.gateway", "course/ch03.py")(gateway))
 
 
 def gateway_chart(run_: GatewayRun, title: str = ""):
@@ -730,6 +734,13 @@ class GatewayPanel(_Live):
 
 def gateway_panel(**kwargs) -> GatewayPanel:
     return GatewayPanel(**kwargs)
+
+
+def panel_grid() -> list:
+    """The calls ``python -m course.memo build 03`` stores: every position of the panel's controls."""
+    calls = [memo.kwargs_call(router=r, instances=n, session_rate=q, failure=f) for r in ROUTER_OPTIONS
+             for n in GatewayPanel.INSTANCE_OPTIONS for q in GatewayPanel.RATE_OPTIONS for f in (False, True)]
+    return [(_gateway_cached.__wrapped__, calls)]
 
 
 # ---------------------------------------------------------------------------------------------

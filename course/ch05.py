@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import lru_cache
 
-from course import plots
+from course import memo, plots
 from course.kit import DropdownPanel, rows_html, text_table
 from sim import plan, presets
 from sim.presets.dtypes import WEIGHT_FORMATS
@@ -127,6 +127,7 @@ class CostRow:
 
 
 @lru_cache(maxsize=4096)
+@memo.shipped("ch05.cost_row", "course/ch05.py")
 def cost_row(model: str, gpu: str, tp: int, weight_dtype: str, kv_dtype: str) -> CostRow:
     """``sim.plan`` for the chapter's service on one option; infeasible options keep their reason."""
     gpu = presets.gpu_key(gpu)
@@ -282,3 +283,13 @@ class QuantPanel(DropdownPanel):
 
 def quant_panel() -> QuantPanel:
     return QuantPanel()
+
+
+def panel_grid() -> list:
+    """The calls ``python -m course.memo build 05`` stores: ``cost_row`` (a ``sim.plan``) for every
+    position of the panel's model, GPU, weight and KV dropdowns, at every TP size ("auto" tries each).
+    The panel answers them from the shipped table; everything else it shows is arithmetic."""
+    spec = QuantPanel.controls_spec(None)
+    calls = [(m, g, tp, w, kv) for m in spec["model"][1] for g in spec["gpu"][1] for tp in TPS
+             for w in spec["weight_dtype"][1] for kv in spec["kv_dtype"][1]]
+    return [(cost_row.__wrapped__, calls)]

@@ -21,7 +21,7 @@ from sim import presets, trace, workload
 from sim.fleet import Fleet, run_fleet
 from sim.metrics import summarize
 from course.kit import DropdownPanel, rows_html, text_table
-from course import plots
+from course import memo, plots
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "traces"
 TRACES = {"code": DATA / "AzureLLMInferenceTrace_code.csv.gz",
@@ -241,7 +241,12 @@ class PanelAnswer:
     curve: tuple                   # attainment at each rate of RATES[trace]
 
 
+@lru_cache(maxsize=1024)
+@memo.shipped("ch07.panel_answer", "course/ch07.py", "data/traces/AzureLLMInferenceTrace_code.csv.gz",
+              "data/traces/AzureLLMInferenceTrace_conv.csv.gz")
 def panel_answer(name: str, layout: str, ttft_slo: float, tpot_slo: float, link: str) -> PanelAnswer:
+    """The panel's figures for one position: from the shipped table where it holds it (``course.memo``,
+    every position of the panel, ``python -m course.memo build 07``), else from the runs (cached)."""
     cap = capacity(name, layout, ttft_slo, tpot_slo, link)
     curve = tuple(attainment(run(name, layout, r, link), ttft_slo, tpot_slo) for r in RATES[name])
     if cap:
@@ -286,3 +291,10 @@ class PDPanel(DropdownPanel):
 
 def pd_panel() -> PDPanel:
     return PDPanel()
+
+
+def panel_grid() -> list:
+    """The calls ``python -m course.memo build 07`` stores: ``panel_answer`` at every position."""
+    calls = [(n, lay, t, p, link) for n in TRACE_NAMES for lay in layouts() for t in SLO_TTFT for p in SLO_TPOT
+             for link in LINK_NAMES]
+    return [(panel_answer.__wrapped__, calls)]
