@@ -737,9 +737,12 @@ def gateway_panel(**kwargs) -> GatewayPanel:
 
 
 def panel_grid() -> list:
-    """The calls ``python -m course.memo build 03`` stores: every position of the panel's controls."""
+    """The calls ``python -m course.memo build 03`` stores: every router, with and without the
+    failure, at every instance count (4 sessions/s) and every session rate (8 instances): the
+    positions one slider away from the panel's. Other positions are computed live."""
+    sizes = [(n, 4.0) for n in GatewayPanel.INSTANCE_OPTIONS] + [(8, q) for q in GatewayPanel.RATE_OPTIONS]
     calls = [memo.kwargs_call(router=r, instances=n, session_rate=q, failure=f) for r in ROUTER_OPTIONS
-             for n in GatewayPanel.INSTANCE_OPTIONS for q in GatewayPanel.RATE_OPTIONS for f in (False, True)]
+             for n, q in sizes for f in (True, False)]
     return [(_gateway_cached.__wrapped__, calls)]
 
 

@@ -19,7 +19,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from course import plots
+from course import memo, plots
 from sim import presets, workload
 from sim.fleet import Autoscaler, Failures, Fleet, cold_start_s, run_fleet, summarize_fleet
 from sim.fleet import load as fleet_load
@@ -178,6 +178,7 @@ def spec_setup(base: Setup, k: int, alpha: float, draft_cost: float) -> Setup:
 
 
 @lru_cache(maxsize=512)
+@memo.shipped("ch04.closed_loop_run", "course/ch04.py", "course/panel.py")
 def closed_loop_run(setup: Setup, clients: int) -> dict:
     """``clients`` users each sending the next request as soon as the last is answered
     (SPEC_INPUT in, SPEC_OUTPUT out, 4 requests per client, at least 32): mean TPOT (s) and output
@@ -527,6 +528,19 @@ class SpecPanel:
 
     def _repr_mimebundle_(self, **kwargs):
         return self.widget._repr_mimebundle_(**kwargs)
+
+
+def panel_grid() -> list:
+    """The calls ``python -m course.memo build 04`` stores: ``closed_loop_run`` over chapter 02's
+    instance without drafts and at every position one slider away from the panel's (each k, alpha
+    and draft cost with the others at their defaults), for every client count. Other positions
+    are computed live."""
+    from course.panel import chapter_setup
+    base, d = chapter_setup(), PANEL_DEFAULTS
+    drafts = ([(k, d["alpha"], d["draft_cost"]) for k in K_OPTIONS] + [(d["k"], a, d["draft_cost"]) for a in ALPHA_OPTIONS]
+              + [(d["k"], d["alpha"], c) for c in DRAFT_COST_OPTIONS])
+    calls = [(base, c) for c in CLIENTS] + [(spec_setup(base, *x), c) for x in drafts for c in CLIENTS]
+    return [(closed_loop_run.__wrapped__, calls)]
 
 
 def spec_panel(base: Setup | None = None, **values) -> SpecPanel:

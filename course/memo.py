@@ -40,8 +40,8 @@ FOLDER = ROOT / "data" / "panel_tables"
 MISSING = object()
 
 # chapter -> the module whose panel_grid() lists the calls its table holds
-CHAPTERS = {"02": "course.panel", "03": "course.ch03", "05": "course.ch05", "07": "course.ch07",
-            "09": "course.ch09"}
+CHAPTERS = {"02": "course.panel", "03": "course.ch03", "04": "course.ch04", "05": "course.ch05",
+            "07": "course.ch07", "09": "course.ch09"}
 
 
 @functools.lru_cache(maxsize=None)
@@ -65,9 +65,12 @@ def fingerprint(files=()) -> str:
     return h.hexdigest()[:16]
 
 
-def key(args: tuple, kwargs: dict) -> str:
-    """The call's arguments as one string: their reprs (dataclass reprs name every field)."""
-    return repr(args) + repr(sorted(kwargs.items()))
+def key(args: tuple, kwargs: dict) -> str | None:
+    """The call's arguments as one string: their reprs (dataclass reprs name every field); None
+    when a repr names an object by its address (``<... at 0x...>``): such a call is never stored
+    or looked up, since another object could get the same text."""
+    k = repr(args) + repr(sorted(kwargs.items()))
+    return None if " at 0x" in k else k
 
 
 class Table:
@@ -138,12 +141,15 @@ def shipped(name: str, *files: str, strip=None, folder: Path | None = None):
 
         @functools.wraps(f)
         def lookup(*args, **kwargs):
-            value = table.get(key(args, kwargs))
+            k = key(args, kwargs)
+            value = MISSING if k is None else table.get(k)
             return f(*args, **kwargs) if value is MISSING else value
 
         def store(*args, **kwargs):
             value = f(*args, **kwargs)
-            table.put(key(args, kwargs), value if strip is None else strip(value))
+            k = key(args, kwargs)
+            if k is not None:
+                table.put(k, value if strip is None else strip(value))
             return value
 
         lookup.table, lookup.live, lookup.store = table, f, store
@@ -152,21 +158,27 @@ def shipped(name: str, *files: str, strip=None, folder: Path | None = None):
 
 
 def build(chapter: str, log=print) -> list[Path]:
-    """Recompute a chapter's tables over its panel's grid (``panel_grid()`` of its module: pairs
-    of a decorated function and the calls its controls reach, each an argument tuple or an
-    ``(args, kwargs)`` pair) and save them."""
+    """Compute a chapter's tables over its panel's grid (``panel_grid()`` of its module: pairs of
+    a decorated function and the calls its controls reach, each an argument tuple or an
+    ``(args, kwargs)`` pair) and save them. Entries of a table made by the same code are kept
+    (only calls new to the grid run); a table of other code is recomputed whole."""
     paths = []
     for func, calls in importlib.import_module(CHAPTERS[chapter]).panel_grid():
         table = func.table
+        path = table.path             # the code's fingerprint as the build starts, not as it ends
         table.forget()
-        table._entries = {}
+        kept = table.entries()        # a table for this very code: its entries stay, only new calls run
         calls = list(dict.fromkeys(calls))
+        table._entries = {k: kept[k] for k in (key(*_split(c)) for c in calls) if k in kept}
         start = time.perf_counter()
         for i, call in enumerate(calls, 1):
             args, kwargs = _split(call)
-            func.store(*args, **kwargs)
+            if key(args, kwargs) not in table._entries:
+                func.store(*args, **kwargs)
             if i % 25 == 0 or i == len(calls):
                 log(f"  {table.name}: {i}/{len(calls)} calls, {time.perf_counter() - start:.0f} s")
+        if table.path != path:
+            raise RuntimeError(f"{table.name}: the code changed while its table was built; build it again")
         paths.append(table.save())
     return paths
 

@@ -2,7 +2,7 @@
 
 Two panels; every figure is ``sim.plan``'s or a simulation's, computed live or read from the table
 ``python -m course.memo build 02`` computed with the same code (``course.memo``: the positions one
-control away from the chapter's, and every instance choice; a table made by other code is never read):
+control away from the chapter's, and every model on every GPU; a table made by other code is never read):
 
 * ``design_panel()`` (chapter 02): choices of model, GPU, TP and weight / KV dtype (``sim.presets``,
   the chapter's instance by default) and sliders for QPS, prompt and output length, MFU, GPU price
@@ -739,13 +739,14 @@ def rate_panel(**kwargs) -> RatePanel:
 def panel_grid() -> list:
     """The calls ``python -m course.memo build 02`` stores: ``instance`` and ``latency_curve`` at
     every position one control away from the chapter's (each dropdown and each slider over all
-    its values, the others at the chapter's), every instance choice at the chapter's request and
-    SLOs, and the section's suggested pairs of moves (32K prompts with MFU 0.1 or 16 output
-    tokens). QPS and price need no entry: they only resize a plan."""
+    its values, the others at the chapter's), every model on every GPU (TP 8, FP8), and the
+    section's suggested pairs of moves (32K prompts with MFU 0.1 or 16 output tokens). QPS and
+    price need no entry: they only resize a plan. Other positions are computed live."""
     base = dict(input_len=INPUT_LEN, output_len=OUTPUT_LEN, mfu=MFU, hw=CHAPTER, ttft_slo=TTFT_SLO_S,
                 tpot_slo=TPOT_SLO_S)
-    positions = [dict(base, hw=Hardware(m, g, t, w, kv)) for m in MODEL_OPTIONS for g in GPU_OPTIONS
-                 for t in TP_OPTIONS for w in DTYPE_OPTIONS for kv in DTYPE_OPTIONS]
+    positions = [dict(base, hw=Hardware(m, g)) for m in MODEL_OPTIONS for g in GPU_OPTIONS]
+    positions += [dict(base, hw=Hardware(tp=t)) for t in TP_OPTIONS]
+    positions += [dict(base, hw=Hardware(weight_dtype=w, kv_dtype=kv)) for w in DTYPE_OPTIONS for kv in DTYPE_OPTIONS]
     for name, options in (("input_len", INPUT_OPTIONS), ("output_len", OUTPUT_OPTIONS), ("mfu", mfu_options()),
                           ("ttft_slo", TTFT_SLO_OPTIONS), ("tpot_slo", TPOT_SLO_OPTIONS)):
         positions += [dict(base, **{name: v}) for v in options]

@@ -70,6 +70,18 @@ def test_saving_keeps_one_file_per_table(tmp_path, monkeypatch):
     assert len(list(tmp_path.glob("t.square-*.pkl.gz"))) == 1
 
 
+def test_objects_named_by_address_are_never_stored(tmp_path):
+    square = make(tmp_path)
+
+    class Opaque:
+        def __mul__(self, other):
+            return 0
+        __rmul__ = __mul__
+    square.store(Opaque())
+    assert square.table.entries() == {}
+    assert memo.key((Opaque(),), {}) is None
+
+
 def test_keys_tell_floats_and_dataclasses_apart():
     from course.panel import Hardware
     assert memo.key((0.4,), {}) != memo.key((0.4000000001,), {})
