@@ -19,6 +19,10 @@ The budget (issue 19): every control's median <= 100 ms and worst <= 300 ms; a r
 marked ``OVER``. Times depend on the machine and what else runs on it (the load average is
 printed); the figures are printed, not asserted.
 
+Positions that need a capacity search or a fleet run are answered from the panel tables
+(``course.memo``) where they hold them; the first line says whether each table matches the code
+(a stale one is never read: those moves are computed live and show it).
+
 Adding a chapter's panel is one line in ``PANELS``: the chapter, the module, the factory, its
 keyword arguments, and the functions whose caches hold its computations (``"*"``: every
 ``functools.lru_cache`` of the module; the warm-up the notebook's earlier cells do is not assumed).
@@ -164,6 +168,10 @@ def main() -> None:
     rng = random.Random(args.seed)
     print(f"compiled engine loops: {engine.compiled()}  (cores: {os.cpu_count()}, "
           f"load average {os.getloadavg()[0]:.1f})")
+    from course import memo
+    stale = [f"{name} (chapter {ch})" for ch, name, ok in memo.status() if not ok and ch in args.chapters]
+    print("panel tables (course.memo): " + ("all current" if not stale else
+          "STALE, computed live: " + ", ".join(stale) + "; refresh: python -m course.memo build"))
     rows = []
     for chapter in args.chapters:
         rows += bench(chapter, rng, args.values, args.random)

@@ -645,9 +645,9 @@ GATEWAY_COLUMNS = {"router": ("router", "{}"), "failure": ("failure", "{}"), "hi
                    "slo_ok": ("SLO met", "{:.1%}"), "imbalance": ("imbalance", "{:.2f}"), "retries": ("retries", "{}")}
 
 
-# The panel's runs: from the shipped table where it holds the position (course.memo: every position
-# of the panel's controls, computed by `python -m course.memo build 03` for the code as it is), else
-# live; cached, so moving a control back is instant.
+# The panel's runs: from the shipped table where it holds the position (course.memo; the positions
+# are course.panel_grids.chapter_03's, computed by `python -m course.memo build 03` for the code as
+# it is), else live; cached, so moving a control back is instant.
 _gateway_cached = lru_cache(maxsize=64)(memo.shipped("ch03.gateway", "course/ch03.py")(gateway))
 
 
@@ -734,16 +734,6 @@ class GatewayPanel(_Live):
 
 def gateway_panel(**kwargs) -> GatewayPanel:
     return GatewayPanel(**kwargs)
-
-
-def panel_grid() -> list:
-    """The calls ``python -m course.memo build 03`` stores: every router, with and without the
-    failure, at every instance count (4 sessions/s) and every session rate (8 instances): the
-    positions one slider away from the panel's. Other positions are computed live."""
-    sizes = [(n, 4.0) for n in GatewayPanel.INSTANCE_OPTIONS] + [(8, q) for q in GatewayPanel.RATE_OPTIONS]
-    calls = [memo.kwargs_call(router=r, instances=n, session_rate=q, failure=f) for r in ROUTER_OPTIONS
-             for n, q in sizes for f in (True, False)]
-    return [(_gateway_cached.__wrapped__, calls)]
 
 
 # ---------------------------------------------------------------------------------------------

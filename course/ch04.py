@@ -530,19 +530,6 @@ class SpecPanel:
         return self.widget._repr_mimebundle_(**kwargs)
 
 
-def panel_grid() -> list:
-    """The calls ``python -m course.memo build 04`` stores: ``closed_loop_run`` over chapter 02's
-    instance without drafts and at every position one slider away from the panel's (each k, alpha
-    and draft cost with the others at their defaults), for every client count. Other positions
-    are computed live."""
-    from course.panel import chapter_setup
-    base, d = chapter_setup(), PANEL_DEFAULTS
-    drafts = ([(k, d["alpha"], d["draft_cost"]) for k in K_OPTIONS] + [(d["k"], a, d["draft_cost"]) for a in ALPHA_OPTIONS]
-              + [(d["k"], d["alpha"], c) for c in DRAFT_COST_OPTIONS])
-    calls = [(base, c) for c in CLIENTS] + [(spec_setup(base, *x), c) for x in drafts for c in CLIENTS]
-    return [(closed_loop_run.__wrapped__, calls)]
-
-
 def spec_panel(base: Setup | None = None, **values) -> SpecPanel:
     """The chapter's panel over chapter 02's instance (70B FP8 on 8 x H100) unless ``base`` given."""
     if base is None:

@@ -283,16 +283,3 @@ class QuantPanel(DropdownPanel):
 
 def quant_panel() -> QuantPanel:
     return QuantPanel()
-
-
-def panel_grid() -> list:
-    """The calls ``python -m course.memo build 05`` stores: ``cost_row`` (a ``sim.plan``) at every
-    TP size ("auto" tries each) for every model on every GPU (FP8 weights and KV) and every weight
-    and KV format of the chapter's model on the chosen GPU (H100): the positions one dropdown away
-    from the panel's, and more. Other positions are computed live; the rest of the panel is
-    arithmetic."""
-    spec = QuantPanel.controls_spec(None)
-    positions = [(m, g, "fp8", "fp8") for m in spec["model"][1] for g in spec["gpu"][1]]
-    positions += [(MODEL, "h100-sxm", w, kv) for w in spec["weight_dtype"][1] for kv in spec["kv_dtype"][1]]
-    calls = [(m, g, tp, w, kv) for m, g, w, kv in positions for tp in TPS]
-    return [(cost_row.__wrapped__, calls)]

@@ -246,7 +246,7 @@ class PanelAnswer:
               "data/traces/AzureLLMInferenceTrace_conv.csv.gz")
 def panel_answer(name: str, layout: str, ttft_slo: float, tpot_slo: float, link: str) -> PanelAnswer:
     """The panel's figures for one position: from the shipped table where it holds it (``course.memo``,
-    every position of the panel, ``python -m course.memo build 07``), else from the runs (cached)."""
+    the positions of ``course.panel_grids.chapter_07``), else from the runs (cached)."""
     cap = capacity(name, layout, ttft_slo, tpot_slo, link)
     curve = tuple(attainment(run(name, layout, r, link), ttft_slo, tpot_slo) for r in RATES[name])
     if cap:
@@ -291,13 +291,3 @@ class PDPanel(DropdownPanel):
 
 def pd_panel() -> PDPanel:
     return PDPanel()
-
-
-def panel_grid() -> list:
-    """The calls ``python -m course.memo build 07`` stores: ``panel_answer`` for every trace, layout
-    and SLO pair on InfiniBand, and every link for the panel's trace and layout at every SLO pair.
-    Other positions are computed live (a new link's runs take seconds)."""
-    calls = [(n, lay, t, p, "infiniband") for n in TRACE_NAMES for lay in layouts() for t in SLO_TTFT
-             for p in SLO_TPOT]
-    calls += [("conv", "3P1D", t, p, link) for t in SLO_TTFT for p in SLO_TPOT for link in LINK_NAMES]
-    return [(panel_answer.__wrapped__, calls)]

@@ -699,14 +699,3 @@ class ParallelPanel(DropdownPanel):
 
 def parallel_panel() -> ParallelPanel:
     return ParallelPanel()
-
-
-def panel_grid() -> list:
-    """The calls ``python -m course.memo build 09`` stores: ``tp_row`` (a ``sim.plan``) for every
-    model, GPU, TP size and weight format of the panel, called as ``answer`` and ``_extras`` call it."""
-    spec = ParallelPanel.controls_spec(None)
-    calls = [(m, presets.gpu_key(g), tp, w) for m in spec["model"][1] for g in spec["gpu"][1]
-             for tp in spec["tp"][1] for w in spec["weight_dtype"][1]]
-    calls += [(m, g, tp, w) for m in spec["model"][1] for g in spec["gpu"][1]
-              for tp in spec["tp"][1] for w in spec["weight_dtype"][1]]
-    return [(tp_row.__wrapped__, calls)]

@@ -3,7 +3,7 @@
     @memo.shipped("ch03.gateway", "course/ch03.py")
     def gateway(router, instances, ...): ...          # computed live unless the table holds the call
 
-    python -m course.memo build 03                    # recompute chapter 03's table (its panel grid)
+    python -m course.memo build 03                    # compute chapter 03's table over its grid
     python -m course.memo status                      # which tables match the code as it is now
 
 A panel whose every position needs a simulation (a capacity search, a fleet run) cannot answer a
@@ -28,7 +28,6 @@ from __future__ import annotations
 import functools
 import gzip
 import hashlib
-import importlib
 import os
 import pickle
 import sys
@@ -39,9 +38,14 @@ ROOT = Path(__file__).resolve().parents[1]
 FOLDER = ROOT / "data" / "panel_tables"
 MISSING = object()
 
-# chapter -> the module whose panel_grid() lists the calls its table holds
-CHAPTERS = {"02": "course.panel", "03": "course.ch03", "04": "course.ch04", "05": "course.ch05",
-            "07": "course.ch07", "09": "course.ch09"}
+CHAPTERS = ("02", "03", "04", "05", "07", "09")       # the chapters with tables (course.panel_grids)
+SAVE_EVERY = 25                                        # build saves after this many new calls
+
+
+def grid(chapter: str) -> list:
+    """The chapter's (function, calls) pairs: ``course.panel_grids``."""
+    from course import panel_grids
+    return panel_grids.GRIDS[chapter]()
 
 
 @functools.lru_cache(maxsize=None)
@@ -157,24 +161,31 @@ def shipped(name: str, *files: str, strip=None, folder: Path | None = None):
     return wrap
 
 
-def build(chapter: str, log=print) -> list[Path]:
-    """Compute a chapter's tables over its panel's grid (``panel_grid()`` of its module: pairs of
-    a decorated function and the calls its controls reach, each an argument tuple or an
-    ``(args, kwargs)`` pair) and save them. Entries of a table made by the same code are kept
-    (only calls new to the grid run); a table of other code is recomputed whole."""
+def build(chapter: str, log=print, limit: int | None = None) -> list[Path]:
+    """Compute a chapter's tables over its panel's grid (``course.panel_grids``: pairs of a
+    decorated function and the calls its controls reach, each an argument tuple or an ``(args,
+    kwargs)`` pair) and save them, every ``SAVE_EVERY`` new calls too (a build cut short leaves a
+    table of the calls it made). Entries of a table made by the same code are kept (only calls new
+    to the grid run); a table of other code is recomputed whole. ``limit``: at most this many new
+    calls per table (the grids list a learner's first moves first)."""
     paths = []
-    for func, calls in importlib.import_module(CHAPTERS[chapter]).panel_grid():
+    for func, calls in grid(chapter):
         table = func.table
         path = table.path             # the code's fingerprint as the build starts, not as it ends
         table.forget()
         kept = table.entries()        # a table for this very code: its entries stay, only new calls run
         calls = list(dict.fromkeys(calls))
         table._entries = {k: kept[k] for k in (key(*_split(c)) for c in calls) if k in kept}
-        start = time.perf_counter()
+        start, new = time.perf_counter(), 0
         for i, call in enumerate(calls, 1):
+            if limit is not None and new >= limit:
+                break
             args, kwargs = _split(call)
             if key(args, kwargs) not in table._entries:
                 func.store(*args, **kwargs)
+                new += 1
+                if len(table._entries) % SAVE_EVERY == 0 and table.path == path:
+                    table.save()
             if i % 25 == 0 or i == len(calls):
                 log(f"  {table.name}: {i}/{len(calls)} calls, {time.perf_counter() - start:.0f} s")
         if table.path != path:
@@ -202,8 +213,8 @@ class _Kwargs(dict):
 def status() -> list[tuple[str, str, bool]]:
     """(chapter, table name, current) for every table of every chapter."""
     out = []
-    for chapter, name in CHAPTERS.items():
-        for func, _ in importlib.import_module(name).panel_grid():
+    for chapter in CHAPTERS:
+        for func, _ in grid(chapter):
             out.append((chapter, func.table.name, func.table.current()))
     return out
 
@@ -211,15 +222,18 @@ def status() -> list[tuple[str, str, bool]]:
 def main(argv=None) -> None:
     argv = sys.argv[1:] if argv is None else argv
     if not argv or argv[0] not in ("build", "status"):
-        raise SystemExit("usage: python -m course.memo build [CHAPTER ...] | status")
+        raise SystemExit("usage: python -m course.memo build [--limit N] [CHAPTER ...] | status")
+    limit = None
+    if argv[1:2] == ["--limit"]:
+        limit, argv = int(argv[2]), argv[:1] + argv[3:]
     if argv[0] == "status":
         for chapter, name, ok in status():
             print(f"{chapter}  {name:<20} {'current' if ok else 'stale or missing: python -m course.memo build ' + chapter}")
         return
     for chapter in argv[1:] or list(CHAPTERS):
         if chapter not in CHAPTERS:
-            raise SystemExit(f"chapter must be one of {sorted(CHAPTERS)}, got {chapter!r}")
-        for path in build(chapter):
+            raise SystemExit(f"chapter must be one of {CHAPTERS}, got {chapter!r}")
+        for path in build(chapter, limit=limit):
             print(f"wrote {path.relative_to(ROOT)}")
 
 

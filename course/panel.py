@@ -2,7 +2,7 @@
 
 Two panels; every figure is ``sim.plan``'s or a simulation's, computed live or read from the table
 ``python -m course.memo build 02`` computed with the same code (``course.memo``: the positions one
-control away from the chapter's, and every model on every GPU; a table made by other code is never read):
+control away from the chapter's, and every instance choice; a table made by other code is never read):
 
 * ``design_panel()`` (chapter 02): choices of model, GPU, TP and weight / KV dtype (``sim.presets``,
   the chapter's instance by default) and sliders for QPS, prompt and output length, MFU, GPU price
@@ -202,9 +202,9 @@ def instance(input_len: int, output_len: int, mfu: float, hw: Hardware = CHAPTER
              ttft_slo: float = TTFT_SLO_S, tpot_slo: float = TPOT_SLO_S) -> Planned:
     """``sim.plan`` for the instance (its search, low-load run and bound), cached: only the controls
     that change the instance, the request shape or the SLOs run it again; QPS and price resize it.
-    The positions of ``panel_grid`` are answered from the shipped table (``course.memo``: the same
-    figures, computed by ``python -m course.memo build 02`` for the code as it is; any other
-    position, or other code, is computed live). Raises ValueError for a choice that cannot run
+    The positions of ``course.panel_grids.chapter_02`` are answered from the shipped table
+    (``course.memo``: the same figures, computed by ``python -m course.memo build 02`` for the code
+    as it is; any other position, or other code, is computed live). Raises ValueError for a choice that cannot run
     (``_setup_or_reason`` says why)."""
     setup = instance_setup(hw, mfu)
     try:
@@ -734,29 +734,6 @@ class RatePanel(_Live):
 def rate_panel(**kwargs) -> RatePanel:
     """Build chapter 01's rate slider panel."""
     return RatePanel(**kwargs)
-
-
-def panel_grid() -> list:
-    """The calls ``python -m course.memo build 02`` stores: ``instance`` and ``latency_curve`` at
-    every position one control away from the chapter's (each dropdown and each slider over all
-    its values, the others at the chapter's), every model on every GPU (TP 8, FP8), and the
-    section's suggested pairs of moves (32K prompts with MFU 0.1 or 16 output tokens). QPS and
-    price need no entry: they only resize a plan. Other positions are computed live."""
-    base = dict(input_len=INPUT_LEN, output_len=OUTPUT_LEN, mfu=MFU, hw=CHAPTER, ttft_slo=TTFT_SLO_S,
-                tpot_slo=TPOT_SLO_S)
-    positions = [dict(base, hw=Hardware(m, g)) for m in MODEL_OPTIONS for g in GPU_OPTIONS]
-    positions += [dict(base, hw=Hardware(tp=t)) for t in TP_OPTIONS]
-    positions += [dict(base, hw=Hardware(weight_dtype=w, kv_dtype=kv)) for w in DTYPE_OPTIONS for kv in DTYPE_OPTIONS]
-    for name, options in (("input_len", INPUT_OPTIONS), ("output_len", OUTPUT_OPTIONS), ("mfu", mfu_options()),
-                          ("ttft_slo", TTFT_SLO_OPTIONS), ("tpot_slo", TPOT_SLO_OPTIONS)):
-        positions += [dict(base, **{name: v}) for v in options]
-    positions += [dict(base, input_len=32768, mfu=0.1), dict(base, input_len=32768, output_len=16)]
-    calls = []
-    for p in positions:
-        setup, _ = _setup_or_reason(p["hw"], p["mfu"], p["input_len"], p["output_len"])
-        if setup is not None:            # design() asks only for choices that can run
-            calls.append((p["input_len"], p["output_len"], p["mfu"], p["hw"], p["ttft_slo"], p["tpot_slo"]))
-    return [(instance.__wrapped__, calls), (latency_curve.__wrapped__, calls)]
 
 
 def clear_caches() -> None:
