@@ -134,3 +134,25 @@ def test_shipped_tables_hold_what_the_live_functions_return(chapter, which):
             assert all((getattr(stored, f) == getattr(live, f)).all() for f in ("rates", "ttft_p99", "tpot_p99"))
         else:
             assert stored == live, k
+
+
+def test_chapter_02s_grid_holds_every_first_move_and_every_instance_choice():
+    """What the chapter's prose promises: one control away from the chapter's position, and any
+    model x GPU x TP x dtype at the chapter's request, is a stored position (when it can run)."""
+    from course import panel as p
+    from course.panel_grids import chapter_02
+    (instance, calls), (curve, curve_calls) = chapter_02()
+    assert calls == curve_calls and len(set(calls)) == len(calls)
+    stored = set(calls)
+    base = (p.INPUT_LEN, p.OUTPUT_LEN, p.MFU, p.CHAPTER, p.TTFT_SLO_S, p.TPOT_SLO_S)
+    assert base in stored
+    for i, options in ((0, p.INPUT_OPTIONS), (1, p.OUTPUT_OPTIONS), (2, p.mfu_options()), (4, p.TTFT_SLO_OPTIONS),
+                       (5, p.TPOT_SLO_OPTIONS)):
+        for v in options:
+            call = base[:i] + (v,) + base[i + 1:]
+            runs = p._setup_or_reason(p.CHAPTER, call[2], call[0], call[1])[0] is not None
+            assert (call in stored) == runs, call
+    for hw in (p.Hardware(m, g, t, w, kv) for m in p.MODEL_OPTIONS for g in p.GPU_OPTIONS for t in p.TP_OPTIONS
+               for w in p.DTYPE_OPTIONS for kv in p.DTYPE_OPTIONS):
+        call = base[:3] + (hw,) + base[4:]
+        assert (call in stored) == (p._setup_or_reason(hw, p.MFU, p.INPUT_LEN, p.OUTPUT_LEN)[0] is not None)
