@@ -110,5 +110,32 @@ def chapter_09() -> list:
     return [(ch09.tp_row.__wrapped__, list(dict.fromkeys(calls)))]
 
 
+def chapter_08() -> list:
+    """``poisson_point`` (one Poisson run) without drafts at every rate, then each k, alpha, draft
+    cost and rate with the others at the panel's defaults, then every position."""
+    from course import ch08
+    from sim.speculative import Speculative
+    base, d = ch08.base_setup(), ch08.PANEL_DEFAULTS
+    on = lambda k, a, c: ch08.dataclasses.replace(base, speculative=Speculative(k=k, alpha=a, draft_cost=c))  # noqa: E731
+    first = [(base, r) for r in ch08.RATE_OPTIONS]
+    first += [(on(k, d["alpha"], d["draft_cost"]), d["rate"]) for k in ch08.K_OPTIONS]
+    first += [(on(d["k"], a, d["draft_cost"]), d["rate"]) for a in ch08.ALPHA_OPTIONS]
+    first += [(on(d["k"], d["alpha"], c), d["rate"]) for c in ch08.DRAFT_COST_OPTIONS]
+    first += [(on(d["k"], d["alpha"], d["draft_cost"]), r) for r in ch08.RATE_OPTIONS]
+    rest = [(on(k, a, c), r) for k in ch08.K_OPTIONS for a in ch08.ALPHA_OPTIONS for c in ch08.DRAFT_COST_OPTIONS
+            for r in ch08.RATE_OPTIONS]
+    return [(ch08.poisson_point.__wrapped__, _then(first, rest))]
+
+
+def chapter_10() -> list:
+    """``run_mix`` (a fleet run) at every position of the panel, and the same GPUs as one pool."""
+    from course import ch10
+    spec = ch10.LongPanel.controls_spec(None)
+    values = lambda name: [v for _, v in spec[name][1]]          # noqa: E731
+    calls = [(n, k, share, length) for share in values("long_share") for length in values("long_len")
+             for n in values("instances") for k in values("long_instances")]
+    return [(ch10.run_mix.__wrapped__, calls)]
+
+
 GRIDS = {"02": chapter_02, "03": chapter_03, "04": chapter_04, "05": chapter_05, "07": chapter_07,
-         "09": chapter_09}
+         "08": chapter_08, "09": chapter_09, "10": chapter_10}
