@@ -32,6 +32,7 @@ import os
 import pickle
 import sys
 import time
+import warnings
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -96,9 +97,14 @@ class Table:
             path = self.path
             self._entries = {}
             if path.exists():
-                with gzip.open(path, "rb") as f:
-                    stored = pickle.load(f)
-                if stored.get("name") == self.name:
+                try:
+                    with gzip.open(path, "rb") as f:
+                        stored = pickle.load(f)
+                except Exception as e:     # a damaged file: answer live, say so once
+                    warnings.warn(f"{path.name}: unreadable ({e!r}); computing live. Rebuild it: "
+                                  f"python -m course.memo build", stacklevel=2)
+                    stored = {}
+                if isinstance(stored, dict) and stored.get("name") == self.name:
                     self._entries = stored["entries"]
         return self._entries
 

@@ -59,6 +59,15 @@ def test_a_change_to_the_code_or_data_it_depends_on_retires_the_table(tmp_path, 
     assert make(tmp_path, files=(str(data),))(5) == {"x": 5, "value": 25}
 
 
+def test_a_damaged_table_is_computed_live_with_a_warning(tmp_path):
+    square = make(tmp_path)
+    square.store(4)
+    path = square.table.save()
+    path.write_bytes(b"not a table")
+    with pytest.warns(UserWarning, match="unreadable"):
+        assert make(tmp_path)(4) == {"x": 4, "value": 16}
+
+
 def test_saving_keeps_one_file_per_table(tmp_path, monkeypatch):
     square = make(tmp_path)
     square.store(1)
