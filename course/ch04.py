@@ -19,7 +19,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from course import plots
+from course import memo, plots
 from sim import presets, workload
 from sim.fleet import Autoscaler, Failures, Fleet, cold_start_s, run_fleet, summarize_fleet
 from sim.fleet import load as fleet_load
@@ -178,6 +178,7 @@ def spec_setup(base: Setup, k: int, alpha: float, draft_cost: float) -> Setup:
 
 
 @lru_cache(maxsize=512)
+@memo.shipped("ch04.closed_loop_run", "course/ch04.py", "course/panel.py")
 def closed_loop_run(setup: Setup, clients: int) -> dict:
     """``clients`` users each sending the next request as soon as the last is answered
     (SPEC_INPUT in, SPEC_OUTPUT out, 4 requests per client, at least 32): mean TPOT (s) and output

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import lru_cache
 
-from course import plots
+from course import memo, plots
 from course.kit import DropdownPanel, rows_html, text_table
 from sim import plan, presets
 from sim.presets.dtypes import WEIGHT_FORMATS
@@ -127,6 +127,7 @@ class CostRow:
 
 
 @lru_cache(maxsize=4096)
+@memo.shipped("ch05.cost_row", "course/ch05.py")
 def cost_row(model: str, gpu: str, tp: int, weight_dtype: str, kv_dtype: str) -> CostRow:
     """``sim.plan`` for the chapter's service on one option; infeasible options keep their reason."""
     gpu = presets.gpu_key(gpu)

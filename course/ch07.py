@@ -21,7 +21,7 @@ from sim import presets, trace, workload
 from sim.fleet import Fleet, run_fleet
 from sim.metrics import summarize
 from course.kit import DropdownPanel, rows_html, text_table
-from course import plots
+from course import memo, plots
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "traces"
 TRACES = {"code": DATA / "AzureLLMInferenceTrace_code.csv.gz",
@@ -241,7 +241,12 @@ class PanelAnswer:
     curve: tuple                   # attainment at each rate of RATES[trace]
 
 
+@lru_cache(maxsize=1024)
+@memo.shipped("ch07.panel_answer", "course/ch07.py", "data/traces/AzureLLMInferenceTrace_code.csv.gz",
+              "data/traces/AzureLLMInferenceTrace_conv.csv.gz")
 def panel_answer(name: str, layout: str, ttft_slo: float, tpot_slo: float, link: str) -> PanelAnswer:
+    """The panel's figures for one position: from the shipped table where it holds it (``course.memo``,
+    the positions of ``course.panel_grids.chapter_07``), else from the runs (cached)."""
     cap = capacity(name, layout, ttft_slo, tpot_slo, link)
     curve = tuple(attainment(run(name, layout, r, link), ttft_slo, tpot_slo) for r in RATES[name])
     if cap:

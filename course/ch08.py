@@ -19,7 +19,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from course import plots
+from course import memo, plots
 from course.ch04 import SPEC_INPUT, SPEC_OUTPUT, spec_vs_load, table  # noqa: F401  (spec_vs_load, table: the notebook's)
 from sim import Setup, presets, run, summarize
 from sim.fleet import load as fleet_load
@@ -334,6 +334,7 @@ def panel_requests(rate: float) -> int:
 
 
 @lru_cache(maxsize=2048)
+@memo.shipped("ch08.poisson_point", "course/ch08.py", "course/panel.py")
 def poisson_point(setup: Setup, rate: float) -> dict:
     """``panel_requests(rate)`` Poisson arrivals at ``rate`` (chapter 04's lengths) on ``setup``:
     TPOT mean and p99, TTFT p99, goodput (req/s within TTFT_SLO and TPOT_SLO) and SLO attainment."""
@@ -381,7 +382,8 @@ def panel_chart(base: Setup, spec: Speculative, running: float) -> plots.Chart:
 class SpecLoadPanel:
     """k, alpha, draft cost and Poisson load (req/s) -> TPOT and goodput with speculation off and
     on, simulated and cached; the chart is the step-level speedup against batch (arithmetic) with
-    the load's running requests marked. Each move answers in the caller (no worker thread)."""
+    the load's running requests marked. Each move answers in the caller (no worker thread): its
+    runs come from the shipped table (``course.memo``) or run once and are cached."""
 
     def __init__(self, base: Setup, **values):
         import ipywidgets as w

@@ -24,7 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
-from course import plots
+from course import memo, plots
 from course.ch05 import SERVICE, decode_step_s, price, table
 from sim import plan, presets
 from sim.presets import efficiency
@@ -219,6 +219,7 @@ class TPRow:
 
 
 @lru_cache(maxsize=4096)
+@memo.shipped("ch09.tp_row", "course/ch09.py", "course/ch05.py")
 def tp_row(model: str, gpu: str, tp: int, weight_dtype: str = "fp8", kv_dtype: str | None = None,
            tpot_slo: float = SERVICE["tpot_slo"]) -> TPRow:
     """One TP size's latency and its ``sim.plan`` for chapter 02's service at ``tpot_slo``

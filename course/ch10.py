@@ -26,6 +26,7 @@ from sim.fleet import ROUTERS, Fleet, Pool, run_fleet
 from sim.metrics import percentile
 from sim.setup import attention_pairs
 from sim.workload import Workload
+from course import memo
 from course.kit import DropdownPanel, text_table
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "traces"
@@ -282,6 +283,7 @@ def run_mooncake(instances: int, long_instances: int, speed: float = 1.0) -> Run
 
 
 @lru_cache(maxsize=512)
+@memo.shipped("ch10.run_mix", "course/ch10.py")
 def run_mix(instances: int, long_instances: int, long_share: float, long_len: int) -> Run:
     return evaluate(fleet(instances, long_instances), mix(long_share, long_len))
 
@@ -419,8 +421,8 @@ def panel_answer(long_share: float, long_len: int, instances: int, long_instance
 
 class LongPanel(DropdownPanel):
     """Share of long prompts x their length x fleet size x long-pool size -> p99 TTFT / ITL of short
-    and long prompts, against one shared pool of the same GPUs. Each new combination runs two
-    fleets once (about a second each), then answers from the cache."""
+    and long prompts, against one shared pool of the same GPUs. Each combination's two fleet runs
+    come from the shipped table (``course.memo``), or run once (about a second each) and are cached."""
 
     width, per_row, has_chart = "230px", 2, False
 

@@ -1,6 +1,8 @@
 """Interactive panels for the chapter notebooks: pure computations, and the widgets that drive them.
 
-Two panels, both computed live (no precomputed table):
+Two panels; every figure is ``sim.plan``'s or a simulation's, computed live or read from the table
+``python -m course.memo build 02`` computed with the same code (``course.memo``: the positions one
+control away from the chapter's, and every instance choice; a table made by other code is never read):
 
 * ``design_panel()`` (chapter 02): choices of model, GPU, TP and weight / KV dtype (``sim.presets``,
   the chapter's instance by default) and sliders for QPS, prompt and output length, MFU, GPU price
@@ -35,12 +37,12 @@ import io
 import math
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 
 import numpy as np
 
-from course import plots
+from course import memo, plots
 from course.explain import explain_zh, fmt_rate
 from sim import bound, capacity, planning, presets
 from sim.metrics import meets_slos, percentile, summarize
@@ -188,12 +190,22 @@ class Planned:
     error: ValueError | None = None
 
 
+def _without_run(answer: Planned) -> Planned:
+    """What the shipped table keeps of an answer: the plan without its run at the rate (a whole
+    ``SimResult``, which the panel never reads)."""
+    return answer if answer.plan is None else Planned(replace(answer.plan, run_at_rate=None), answer.error)
+
+
 @lru_cache(maxsize=512)
+@memo.shipped("ch02.instance", "course/panel.py", strip=_without_run)
 def instance(input_len: int, output_len: int, mfu: float, hw: Hardware = CHAPTER,
              ttft_slo: float = TTFT_SLO_S, tpot_slo: float = TPOT_SLO_S) -> Planned:
     """``sim.plan`` for the instance (its search, low-load run and bound), cached: only the controls
     that change the instance, the request shape or the SLOs run it again; QPS and price resize it.
-    Raises ValueError for a choice that cannot run (``_setup_or_reason`` says why)."""
+    The positions of ``course.panel_grids.chapter_02`` are answered from the shipped table
+    (``course.memo``: the same figures, computed by ``python -m course.memo build 02`` for the code
+    as it is; any other position, or other code, is computed live). Raises ValueError for a choice that cannot run
+    (``_setup_or_reason`` says why)."""
     setup = instance_setup(hw, mfu)
     try:
         return Planned(planning.plan(QPS, setup, input_len, output_len, ttft_slo, tpot_slo,
@@ -323,6 +335,7 @@ def latency_curve_for(setup: Setup, rates, input_len: int, output_len: int, *,
 
 
 @lru_cache(maxsize=512)
+@memo.shipped("ch02.latency_curve", "course/panel.py")
 def latency_curve(input_len: int, output_len: int, mfu: float, hw: Hardware = CHAPTER,
                   ttft_slo: float = TTFT_SLO_S, tpot_slo: float = TPOT_SLO_S) -> LatencyCurve | None:
     """The chapter-02 panel's curve: rates at ``CURVE_FRACTIONS`` of the chosen per-instance rate
@@ -660,6 +673,7 @@ class RatePanel(_Live):
         self.chart = w.HTML()
         self.widget = w.VBox([w.HBox(list(self.choices.values())), self.slider, self.changed, self.busy,
                               self.table, self.chart])
+        self.controls = {"rate": self.slider, **self.choices}
         self.figure = self.dist = None
         self._rescaling = False
         self.hardware = CHAPTER

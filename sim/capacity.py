@@ -67,6 +67,13 @@ class InfeasibleError(ValueError):
         self.ttft_s = ttft_s
         self.tpot_s = tpot_s
 
+    def __reduce__(self):              # pickle (course.memo's tables): the keywords are not in args
+        return _infeasible_error, (self.reason, self.ttft_s, self.tpot_s)
+
+
+def _infeasible_error(message: str, ttft_s: float, tpot_s: float) -> InfeasibleError:
+    return InfeasibleError(message, ttft_s=ttft_s, tpot_s=tpot_s)
+
 
 def max_rate(setup: Setup, load, ttft_slo: float, tpot_slo: float, *, method: str = "search",
              target: float = 0.99, num_requests: int | None = None, seed: int | None = None,

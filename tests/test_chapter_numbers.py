@@ -159,8 +159,8 @@ def test_the_old_crossover_is_gone():
 
 
 def test_the_stale_figures_are_gone():
-    ch02 = prose(CH02)
-    for stale in ("97%～100%", "0.27 req/s", "16.75", "16.7 req/s", "五分之一", "也有 97%"):
+    ch02 = prose(CH02).replace("16.75830078125", "")       # the bisection's exact answer, quoted once
+    for stale in ("97%～100%", "0.27 req/s", "16.75", "16.76", "16.7 req/s", "15.93", "五分之一", "也有 97%"):
         assert stale not in ch02, stale
     assert "每次压测 1500 个请求，精确到 0.1%" not in ch02
     assert "按它的算力上限等比例缩放" not in prose(CH01)
@@ -177,6 +177,19 @@ def test_the_command_shown_is_the_one_with_the_chapters_factors():
 
 def test_the_handbooks_three_lines_and_the_steady_answer_both_show():
     out = stdout_of(CH02, 'for search in ("chapter", "auto")')
-    assert "search='chapter' 16.76 req/s per instance: 12 instances, 16 with 30% headroom (128 H100), $320/h, $0.89" in out
+    assert ("search='chapter' 16.8 req/s per instance (16.75830078125): 12 instances, 16 with 30% headroom "
+            "(128 H100), $320/h, $0.89") in out
     text = prose(CH02)
     assert "单实例约 16.8 req/s，200 QPS 要 12 个实例" in text        # the handbook's, where its script runs
+
+
+def test_one_rate_one_rounding_and_the_exact_bisection():
+    """Chapter 02 writes each search's rate one way (one decimal), quotes the bisection's exact
+    answer where it prints, and says the 5% between the two is not the searches' tolerance."""
+    out = stdout_of(CH02, 'for search in ("chapter", "auto")')
+    exact = {m.group(1): float(m.group(3)) for m in re.finditer(r"search='(\w+)'\s+([\d.]+) req/s per instance \(([\d.]+)\)", out)}
+    assert exact["chapter"] == 16.75830078125
+    text = prose(CH02)
+    assert "16.75830078125 req/s" in text and f"{exact['auto']:.1f} req/s" in text
+    gap = 1 - exact["auto"] / exact["chapter"]
+    assert f"差了 {gap:.0%}" in text and "0.015 req/s" in text and "0.1%" in text

@@ -420,3 +420,40 @@ def test_the_panels_name_the_instance_as_the_commands_do():
         "Llama-3-8B on 2 x H200 SXM, weights FP8 / KV BF16"
     p = panel.design_panel(background=False)
     assert panel.CHAPTER.label() in p.chart.value
+
+
+def test_bench_panel_times_every_chapters_panel():
+    """benchmarks/bench_panel.py's registry names the panel every notebook builds (a new chapter's
+    panel is one line there)."""
+    import importlib.util
+    import re
+    from pathlib import Path
+
+    import nbformat
+    root = Path(__file__).resolve().parent.parent
+    spec = importlib.util.spec_from_file_location("bench_panel", root / "benchmarks" / "bench_panel.py")
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    built = {}
+    for path in sorted((root / "notebooks").glob("[0-9][0-9]-*.ipynb")):
+        for cell in nbformat.read(path, as_version=4).cells:
+            if cell.cell_type == "code":
+                for module, factory in re.findall(r"^(\w+)\.(\w+_panel)\(", cell.source, re.M):
+                    built[path.name[:2]] = factory
+    assert built, "no notebook builds a panel"
+    for chapter, factory in built.items():
+        assert chapter in bench.PANELS, f"chapter {chapter}'s {factory}() is not in bench_panel.PANELS"
+        assert bench.PANELS[chapter][1] == factory
+
+
+def test_bench_panel_moves_every_control_of_a_panel():
+    import importlib.util
+    from pathlib import Path
+    root = Path(__file__).resolve().parent.parent
+    spec = importlib.util.spec_from_file_location("bench_panel", root / "benchmarks" / "bench_panel.py")
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    r = panel.rate_panel(background=False)
+    assert set(r.controls) == {"rate", "model", "gpu", "tp", "weight_dtype", "kv_dtype"}
+    assert bench.values_of(r.controls["gpu"]) == list(panel.GPU_OPTIONS)
+    assert bench.spread(list(range(10)), 3) == [0, 4, 9] and bench.spread([1, 2], 5) == [1, 2]
