@@ -53,6 +53,7 @@ PANELS = {
     "03": ("course.ch03", "gateway_panel", {"background": False}, ("course.ch03",)),
     "04": ("course.ch04", "spec_panel", {}, ("course.ch04",)),
     "05": ("course.ch05", "quant_panel", {}, ("course.ch05",)),
+    "06": ("course.ch06", "prefix_panel", {}, ("course.ch06",)),
     "07": ("course.ch07", "pd_panel", {}, ("course.ch07",)),
     "08": ("course.ch08", "spec_load_panel", {}, ("course.ch08",)),
     "09": ("course.ch09", "parallel_panel", {}, ("course.ch09",)),

@@ -10,13 +10,12 @@ on Mooncake's conversation trace, what a host tier adds, and what routing does t
   quarter of the trace's conversations; read-back against recompute as arithmetic and simulated;
 - fleets of four such instances on the whole first half hour of the trace behind
   ``least_requests``, ``session_affinity`` and ``prefix_aware``;
-- the panel, answering from a grid of fleet runs stored in ``ch06_grid.json`` (each run takes
-  seconds; ``python -m course.ch06`` rebuilds the file and the tests re-run some of its points).
+- the panel, answering from the shipped table of its 54 fleet runs (``course.memo``: each run
+  takes seconds; ``python -m course.memo build 06`` rebuilds it, and a stale table answers live).
 """
 
 from __future__ import annotations
 
-import json
 from collections import OrderedDict
 from dataclasses import asdict, dataclass
 from functools import lru_cache
@@ -24,7 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
-from course import plots
+from course import memo, plots
 from course.kit import DropdownPanel, rows_html, text_table
 from sim import presets, summarize, trace, workload
 from sim.fleet import Fleet, run_fleet, summarize_fleet
@@ -33,7 +32,6 @@ from sim.metrics import memory_stats
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "traces"
 MOONCAKE = DATA / "mooncake_conversation_trace.jsonl.gz"
-GRID_FILE = Path(__file__).resolve().parent / "ch06_grid.json"
 GB = 1e9
 
 WINDOW_S = 1800.0                 # the first half hour of the trace
@@ -529,26 +527,12 @@ def _key(share, host, block, router) -> str:
     return f"{share:g}|{host}|{block}|{router}"
 
 
+@lru_cache(maxsize=None)
+@memo.shipped("ch06.grid_point", "course/ch06.py", "data/traces/mooncake_conversation_trace.jsonl.gz")
 def grid_point(share: float, host: int, block: int, router: str) -> dict:
     """One fleet run of the panel: its figures and the TTFT at ``QUANTILES``."""
     r = _fleet_result(router, share, host, block)
     return {"run": asdict(fleet_summary(r)), "ttft_quantiles": np.quantile(r.ttft, QUANTILES).tolist()}
-
-
-def build_grid(path: Path = GRID_FILE) -> dict:
-    """Run every panel choice (54 fleets, a few minutes) and write them to ``path``."""
-    points = {_key(*k): grid_point(*k) for k in grid_keys()}
-    data = {"about": "chapter 06 panel: fleet runs, rebuilt by `python -m course.ch06`",
-            "quantiles": list(QUANTILES), "points": points}
-    path.write_text(json.dumps(data, indent=0, sort_keys=True) + "\n", encoding="utf-8")
-    return data
-
-
-@lru_cache(maxsize=None)
-def grid() -> dict:
-    if not GRID_FILE.is_file():
-        raise ValueError(f"{GRID_FILE} is missing: run `python -m course.ch06` to build it")
-    return json.loads(GRID_FILE.read_text(encoding="utf-8"))
 
 
 @dataclass(frozen=True)
@@ -559,14 +543,12 @@ class PanelAnswer:
 
 
 def panel_answer(gpu_share: float, host_tokens: int, block_size: int, router: str) -> PanelAnswer:
-    pts = grid()["points"]
-    try:
-        p = pts[_key(gpu_share, host_tokens, block_size, router)]
-    except KeyError:
-        raise ValueError(f"no grid point for gpu_share={gpu_share!r}, host_tokens={host_tokens!r}, "
+    if (gpu_share, host_tokens, block_size, router) not in set(grid_keys()):
+        raise ValueError(f"no panel choice gpu_share={gpu_share!r}, host_tokens={host_tokens!r}, "
                          f"block_size={block_size!r}, router={router!r}; choices: {PANEL_SHARES}, "
-                         f"{PANEL_HOSTS}, {PANEL_BLOCKS}, {ROUTERS}") from None
-    base = pts[_key(gpu_share, host_tokens, block_size, "least_requests")]
+                         f"{PANEL_HOSTS}, {PANEL_BLOCKS}, {ROUTERS}")
+    p = grid_point(gpu_share, host_tokens, block_size, router)
+    base = grid_point(gpu_share, host_tokens, block_size, "least_requests")
     return PanelAnswer(Run(**p["run"]), tuple(p["ttft_quantiles"]), Run(**base["run"]))
 
 
@@ -585,7 +567,7 @@ def panel_html(a: PanelAnswer) -> str:
 
 def panel_chart(a: PanelAnswer) -> plots.Chart:
     chart = plots.Chart(1, width=420, height=240, title="TTFT 分布（对数横轴）")
-    chart.add(0, "TTFT", a.ttft_quantiles, grid()["quantiles"], color="#1f77b4")
+    chart.add(0, "TTFT", a.ttft_quantiles, QUANTILES, color="#1f77b4")
     chart.vline(0, "SLO", TTFT_SLO_S, color="#d62728")
     chart.axes(0, xlabel="TTFT (s)", ylabel="请求占比", logx=True, ylim=(0, 1.02))
     return chart
@@ -593,7 +575,7 @@ def panel_chart(a: PanelAnswer) -> plots.Chart:
 
 class PrefixPanel(DropdownPanel):
     """GPU cache x host tier x block size x router -> hit rate, TTFT p50/p99, prefill GPUs, from the
-    stored grid of fleet runs (a dictionary look-up per move)."""
+    shipped table of fleet runs (a look-up per move; live runs while the table is stale)."""
 
     width, per_row, has_chart = "260px", 2, True
 
@@ -617,9 +599,3 @@ class PrefixPanel(DropdownPanel):
 def prefix_panel() -> PrefixPanel:
     return PrefixPanel()
 
-
-if __name__ == "__main__":
-    import time
-    start = time.perf_counter()
-    build_grid()
-    print(f"wrote {GRID_FILE} ({len(grid_keys())} fleet runs) in {time.perf_counter() - start:.0f} s")

@@ -39,7 +39,7 @@ ROOT = Path(__file__).resolve().parents[1]
 FOLDER = ROOT / "data" / "panel_tables"
 MISSING = object()
 
-CHAPTERS = ("02", "03", "04", "05", "07", "08", "09", "10")       # the chapters with tables (course.panel_grids)
+CHAPTERS = ("02", "03", "04", "05", "06", "07", "08", "09", "10")       # the chapters with tables (course.panel_grids)
 SAVE_EVERY = 25                                        # build saves after this many new calls
 
 

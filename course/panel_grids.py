@@ -137,5 +137,11 @@ def chapter_10() -> list:
     return [(ch10.run_mix.__wrapped__, calls)]
 
 
-GRIDS = {"02": chapter_02, "03": chapter_03, "04": chapter_04, "05": chapter_05, "07": chapter_07,
+def chapter_06() -> list:
+    """``grid_point`` (a fleet run on the Mooncake half hour) at every position of the panel."""
+    from course import ch06
+    return [(ch06.grid_point.__wrapped__, ch06.grid_keys())]
+
+
+GRIDS = {"02": chapter_02, "03": chapter_03, "04": chapter_04, "05": chapter_05, "06": chapter_06, "07": chapter_07,
          "08": chapter_08, "09": chapter_09, "10": chapter_10}

@@ -3,7 +3,7 @@ course/ch06.py by hand, the simulated runs against sim, the stored panel grid ag
 runs, the panel without a kernel, and the executed notebook (in order, no errors, widget state
 saved, every figure the prose quotes printed by a cell). Re-execute with
 `PYTHONPATH=$PWD python notebooks/run_notebooks.py 06`; after a change to the engine, rebuild the
-panel's grid first with `python -m course.ch06`."""
+panel's table first with `python -m course.memo build 06`."""
 
 import re
 from pathlib import Path
@@ -182,13 +182,16 @@ def test_cache_figure_plots_the_runs():
 
 # --- fleets and the panel's grid --------------------------------------------------------------------
 
-def test_the_stored_grid_is_every_choice_and_matches_fresh_runs():
-    pts = ch06.grid()["points"]
-    assert set(pts) == {ch06._key(*k) for k in ch06.grid_keys()} and len(pts) == 54
-    for key in ((1.0, 0, 16, "prefix_aware"), (0.25, ch06.HOST_TOKENS, 2048, "session_affinity")):
-        fresh = ch06.grid_point(*key)
-        assert pts[ch06._key(*key)] == fresh, (
-            f"course/ch06_grid.json is stale at {key}: rebuild it with `python -m course.ch06`")
+def test_the_shipped_table_covers_every_panel_choice():
+    """The panel's 54 positions are the table's grid (course.panel_grids); tests/test_memo.py checks
+    that shipped entries equal live runs."""
+    from course import panel_grids
+    [(func, calls)] = panel_grids.chapter_06()
+    assert func is ch06.grid_point.__wrapped__ and len(set(calls)) == 54
+    assert set(calls) == {(s, h, b, r) for s in ch06.PANEL_SHARES for h in ch06.PANEL_HOSTS
+                          for b in ch06.PANEL_BLOCKS for r in ch06.ROUTERS}
+    with pytest.raises(ValueError, match="no panel choice"):
+        ch06.panel_answer(0.3, 0, 16, "prefix_aware")
 
 
 def test_routing_shapes_in_the_grid():
