@@ -198,10 +198,12 @@ class BlockManager:
         return self.plain + (self.cache.lru.size if self.cache is not None else 0)
 
     def _allocate(self, n: int) -> None:
-        take = n if n <= self.plain else self.plain
-        self.plain -= take
-        if n > take:
-            self.cache.evict(n - take)
+        plain = self.plain
+        if n <= plain:                               # the usual case: plain blocks suffice
+            self.plain = plain - n
+            return
+        self.plain = 0
+        self.cache.evict(n - plain)
 
     def _lookup(self, r: int, prompt: int, prefix):
         """(hit pieces, hit blocks, of which on the host, hits now free, first name missed)."""
@@ -444,11 +446,19 @@ class BlockManager:
         if cache is None:
             self.plain += total
             return
+        pending = self.pending
         for key, rec in self.dec_pending.pop(r, ()):   # a decoder: its namings up to now
-            recs = self.pending.get(key)
+            recs = pending.get(key)
             if recs is not None and len(recs) == 1 and recs[0] is rec:
-                self._materialize(key, self.now_step)
-                self.pending.pop(key, None)
+                due = (rec[3] + self.now_step - rec[2] + 1) // B     # _materialize's one-record case
+                if due > rec[5]:
+                    due = rec[5]
+                if due > rec[4]:
+                    mine = self.held[r]
+                    _hold(mine, cache.name(key, rec[4], due, mine[-1] if mine else None))
+                    if due > self.upto[r]:
+                        self.upto[r] = due
+                del pending[key]
             elif recs is not None and rec in recs:
                 self._materialize(key, self.now_step)
                 if rec in recs:
@@ -601,7 +611,11 @@ class PagedManager:
         blocks = self.blocks
         if self.lookahead:
             return self._allocate_speculative(inst, step)
-        need = blocks.need(step)
+        need = blocks.cnt[-step % blocks.B]           # blocks.need(step)
+        if need <= blocks.plain:                      # the usual case: plain free blocks suffice
+            blocks.plain -= need
+            blocks.now_step = step
+            return None
         if self.by_priority and need > blocks.free_blocks():
             return self._allocate_in_order(inst, step)[0]
         blocks.now_step = step - 1
