@@ -404,11 +404,16 @@ class BlockManager:
         return self.cnt[-step % self.B]
 
     def _needs(self, step: int, k: int) -> int:
-        full, part = divmod(k, self.B)
+        B = self.B
+        full, part = divmod(k, B)
         total = full * self.decoders
-        cnt, B = self.cnt, self.B
-        for s in range(step, step + part):
-            total += cnt[-s % B]
+        if part:                                     # phases -step, -step-1, ... (mod B): one or two slices
+            cnt, a = self.cnt, -step % B
+            lo = a - part + 1
+            if lo >= 0:
+                total += sum(cnt[lo:a + 1])
+            else:
+                total += sum(cnt[:a + 1]) + sum(cnt[B + lo:])
         return total
 
     def fit_steps(self, step: int, k: int) -> int:
