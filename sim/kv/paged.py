@@ -854,12 +854,16 @@ class PagedManager:
                 inst.pre[r] = 0                       # (a PD arrival's prompt KV is gone too)
 
     def quiet_steps(self, step: int, k: int) -> int:
-        k = self.blocks.fit_steps(step, k)
-        return self.blocks.quiet_cap(step, k) if self.blocks.pending else k
+        blocks = self.blocks
+        k = blocks.fit_steps(step, k)
+        return blocks.quiet_cap(step, k) if blocks.pending and blocks.blocked is not None else k
 
     def grow(self, step: int, k: int) -> None:
-        self.blocks.grow(step, k)
-        self.blocks.now_step = step + k - 1
+        blocks = self.blocks
+        n = blocks._needs(step, k)                    # blocks.grow, inlined (called every quiet run)
+        if n:
+            blocks._allocate(n)
+        blocks.now_step = step + k - 1
 
     def start_decoding(self, r: int, kv_tokens: int, step: int) -> None:
         if not self.lookahead:                        # (speculating: plan_speculation)
