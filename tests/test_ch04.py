@@ -21,7 +21,7 @@ from sim.fleet import cold_start_s
 from sim.fleet.autoscale import Signal
 from sim.speculative import Speculative
 from chapter_notebook import assert_ran_in_order, assert_saved_one_panel, has_svg_chart
-from chapter_notebook import code_cells as _code, prose as _prose, stdout as _stdout
+from chapter_notebook import code_cells as _code, checked_cells, han_chars, prose as _prose, stdout as _stdout
 
 NOTEBOOK = Path(__file__).resolve().parent.parent / "notebooks" / "04-design-answers-2.ipynb"
 
@@ -225,9 +225,9 @@ def test_notebook_saved_the_panel(nb):
 
 
 def test_checked_cells_and_chinese_prose(nb):
-    checked = [c for c in _code(nb) if "nbval-check-output" in c.metadata.get("tags", [])]
+    checked = checked_cells(nb)
     assert len(checked) >= 8
-    han = sum("\u4e00" <= ch <= "\u9fff" for ch in _prose(nb))
+    han = han_chars(nb)
     assert han > 3000
     for q in ("第 6 题", "第 7 题", "第 8 题", "第 9 题", "第 10 题", "思考题"):
         assert q in _prose(nb)

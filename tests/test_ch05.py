@@ -18,7 +18,7 @@ from sim import plan, presets
 from sim.presets.models import MODELS
 from sim.setup import attention_pairs
 from chapter_notebook import assert_ran_in_order, assert_saved_one_panel, has_svg_chart
-from chapter_notebook import code_cells as _code, prose as _prose, stdout as _stdout
+from chapter_notebook import code_cells as _code, checked_cells, figures, han_chars, prose as _prose, stdout as _stdout
 
 NOTEBOOK = Path(__file__).resolve().parent.parent / "notebooks" / "05-quantized-deployment.ipynb"
 
@@ -112,10 +112,10 @@ def test_notebook_saved_the_panel(nb):
 
 
 def test_checked_cells_figure_and_chinese_prose(nb):
-    checked = [c for c in _code(nb) if "nbval-check-output" in c.metadata.get("tags", [])]
+    checked = checked_cells(nb)
     assert len(checked) >= 6
-    assert any("image/png" in o.get("data", {}) for c in _code(nb) for o in c.outputs)
-    han = sum("\u4e00" <= ch <= "\u9fff" for ch in _prose(nb))
+    assert figures(nb) >= 1
+    han = han_chars(nb)
     assert han > 2000
     for heading in ("显存", "一步的时间", "已发表的测量", "容量与成本", "精度", "思考题", "练习"):
         assert heading in _prose(nb)

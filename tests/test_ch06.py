@@ -22,7 +22,7 @@ from sim import summarize, workload
 from sim.metrics import memory_stats
 from sim.trace import Trace
 from chapter_notebook import assert_ran_in_order, assert_saved_one_panel, has_svg_chart
-from chapter_notebook import code_cells as _code, figures, han_chars, prose as _prose, stdout as _stdout
+from chapter_notebook import code_cells as _code, checked_cells, figures, han_chars, prose as _prose, stdout as _stdout
 
 NOTEBOOK = Path(__file__).resolve().parent.parent / "notebooks" / "06-prefix-caching.ipynb"
 
@@ -239,7 +239,7 @@ def test_notebook_ran_in_order_without_errors(nb):
 def test_notebook_saved_the_panel_figures_and_prose(nb):
     assert has_svg_chart(assert_saved_one_panel(nb, "prefix_panel()"))
     assert figures(nb) >= 2 and han_chars(nb) > 3000
-    assert len([c for c in _code(nb) if "nbval-check-output" in c.metadata.get("tags", [])]) >= 10
+    assert len(checked_cells(nb)) >= 10
     for heading in ("哈希块与基数树", "只看顺序", "主机层", "读回还是重算", "路由决定命中率", "和论文的数", "思考题", "练习"):
         assert heading in _prose(nb)
     assert "equals the live run above: True" in _stdout(nb)

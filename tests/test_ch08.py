@@ -22,7 +22,7 @@ from practice import catalog
 from sim import presets
 from sim.speculative import Speculative
 from chapter_notebook import assert_ran_in_order, assert_saved_one_panel, has_svg_chart
-from chapter_notebook import code_cells as _code, prose as _prose, stdout as _stdout
+from chapter_notebook import code_cells as _code, checked_cells, figures, han_chars, prose as _prose, stdout as _stdout
 
 NOTEBOOK = Path(__file__).resolve().parent.parent / "notebooks" / "08-speculative-decoding.ipynb"
 PROBLEMS = (150, 151, 152, 163, 170)
@@ -260,10 +260,10 @@ def test_notebook_saved_the_panel(nb):
 
 
 def test_checked_cells_figures_and_chinese_prose(nb):
-    checked = [c for c in _code(nb) if "nbval-check-output" in c.metadata.get("tags", [])]
+    checked = checked_cells(nb)
     assert len(checked) >= 6
-    assert sum("image/png" in o.get("data", {}) for c in _code(nb) for o in c.outputs) >= 2
-    han = sum("\u4e00" <= ch <= "\u9fff" for ch in _prose(nb))
+    assert figures(nb) >= 2
+    han = han_chars(nb)
     assert han > 2500
     for heading in ("公式和模拟", "交叉点", "EAGLE", "MTP", "树形草稿", "按负载开关", "交互面板", "思考题", "练习"):
         assert heading in _prose(nb)

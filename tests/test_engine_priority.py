@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 from conftest import TICK, ticks, tiny_setup
 from sim.engine import Instance, run_requests
 from sim.kv import Paged
+from engine_parity import assert_same, driven_run
 from vllm_reference import engine_mismatches, vllm_run, vllm_stepper
 
 PROFILE = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -40,17 +41,6 @@ def priority_runs(draw, levels=(-1, 0, 1, 2), gaps=(0.0, 0.0, 0.001, 0.01, 0.05)
     arrivals = list(np.cumsum(draw(st.lists(st.sampled_from(gaps), min_size=n, max_size=n))))
     priorities = draw(st.lists(st.sampled_from(levels), min_size=n, max_size=n))
     return setup, arrivals, inputs, outputs, priorities
-
-
-def assert_same(res, ref):
-    assert np.array_equal(res.first_token, [r.first_token for r in ref.reqs])
-    assert np.array_equal(res.finish, [r.finish for r in ref.reqs])
-    assert res.preemptions.tolist() == [r.preemptions for r in ref.reqs]
-    log = res.steps
-    assert np.array_equal(log.start, [s.start for s in ref.steps])
-    assert log.tokens.tolist() == [s.tokens for s in ref.steps]
-    assert log.context.tolist() == [s.context for s in ref.steps]
-    assert log.decoders.tolist() == [s.decoders for s in ref.steps]
 
 
 @PROFILE
@@ -294,14 +284,7 @@ def test_a_driven_instance_equals_the_whole_run(case, cuts):
     cuts, gives the whole run bit for bit (the queue takes arrivals at step starts either way)."""
     setup, arrivals, inputs, outputs, priorities = case
     whole = run_requests(setup, arrivals, inputs, outputs, priorities=priorities)
-    inst = Instance(setup)
-    times = sorted([(a, 0, i) for i, a in enumerate(arrivals)] + [(c, 1, -1) for c in cuts])
-    for t, kind, i in times:
-        inst.advance(t)
-        if kind == 0:
-            inst.submit(t, inputs[i], outputs[i], priority=priorities[i])
-    inst.advance()
-    driven = inst.result()
+    driven = driven_run(setup, arrivals, inputs, outputs, priorities, cuts)
     assert np.array_equal(driven.first_token, whole.first_token)
     assert np.array_equal(driven.finish, whole.finish)
     assert np.array_equal(driven.steps.start, whole.steps.start)

@@ -25,6 +25,7 @@ from conftest import TICK, ticks, tiny_setup
 from sim.engine import Instance, run_requests
 from sim.kv import Paged, PrefixCache
 from sim.speculative import Speculative
+from engine_parity import assert_same, driven_run
 from vllm_reference import engine_mismatches, vllm_run, vllm_stepper
 
 PROFILE = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -52,18 +53,6 @@ def spec_paged_runs(draw, policy="fcfs"):
     return setup, list(np.cumsum(gaps)), inputs, outputs, priorities
 
 
-def assert_same(res, ref):
-    assert np.array_equal(res.first_token, [r.first_token for r in ref.reqs])
-    assert np.array_equal(res.finish, [r.finish for r in ref.reqs])
-    assert res.preemptions.tolist() == [r.preemptions for r in ref.reqs]
-    log = res.steps
-    assert np.array_equal(log.start, [s.start for s in ref.steps])
-    assert log.tokens.tolist() == [s.tokens for s in ref.steps]
-    assert log.context.tolist() == [s.context for s in ref.steps]
-    assert log.decoders.tolist() == [s.decoders for s in ref.steps]
-    assert np.array_equal(log.extra_s, [s.extra_s for s in ref.steps])
-
-
 @PROFILE
 @given(spec_paged_runs())
 def test_spec_paged_engine_equals_the_vllm_v1_reference(case):
@@ -85,7 +74,7 @@ def check_against_reference(setup, arrivals, inputs, outputs, priorities):
         with pytest.raises(RuntimeError, match="can never be admitted"):
             run_requests(setup, arrivals, inputs, outputs, priorities=priorities)
         return
-    assert_same(run_requests(setup, arrivals, inputs, outputs, priorities=priorities), ref)
+    assert_same(run_requests(setup, arrivals, inputs, outputs, priorities=priorities), ref, extra_s=True)
 
 
 # --- hand-worked timelines ----------------------------------------------------------------------
@@ -229,14 +218,7 @@ def test_a_driven_instance_equals_the_whole_run(case, cuts):
         whole = run_requests(setup, arrivals, inputs, outputs, priorities=priorities)
     except RuntimeError:
         return
-    inst = Instance(setup)
-    times = sorted([(a, 0, i) for i, a in enumerate(arrivals)] + [(c, 1, -1) for c in cuts])
-    for t, kind, i in times:
-        inst.advance(t)
-        if kind == 0:
-            inst.submit(t, inputs[i], outputs[i], priority=priorities[i])
-    inst.advance()
-    driven = inst.result()
+    driven = driven_run(setup, arrivals, inputs, outputs, priorities, cuts)
     assert np.array_equal(driven.first_token, whole.first_token)
     assert np.array_equal(driven.finish, whole.finish)
     assert np.array_equal(driven.steps.start, whole.steps.start)
