@@ -406,9 +406,9 @@ class Instance:
             kv.extra, kv.flags = 0.0, 0
             self.log_extra[len(self.log_start) - 1] = extra
             self.log_flags[len(self.log_start) - 1] = flags
-            self.now = now + (self.setup.step_time(tokens, context, pairs) + extra)
+            self.now = now + (self.setup.step_time(tokens, context, pairs, self.decoders) + extra)
         else:
-            self.now = now + self.setup.step_time(tokens, context, pairs)
+            self.now = now + self.setup.step_time(tokens, context, pairs, self.decoders)
         if spec is None:
             self.context = context + tokens
         else:
@@ -604,14 +604,14 @@ def quiet_run(setup: Setup, now: float, context: int, decoders: int, quiet: int,
     compute = 2 * setup.params * decoders / (setup.peak_flops * setup.mfu)
     kv_bytes, kv_ratio, w_bytes = setup.kv_bytes_per_token, setup.kv_bandwidth_ratio, setup.weight_bytes
     serial, bw = setup.kv_serial, setup.bandwidth
-    overhead, comm_d = setup.step_overhead, setup.comm_s_per_token * decoders
+    overhead, comm_d = setup.step_overhead, setup._per_step(decoders, decoders)
     if compiled_loop is not None:
         return compiled_loop(now, context, decoders, quiet, limit, compute, comm_d, kv_bytes, kv_ratio,
-                              w_bytes, 1 - serial, serial, bw, overhead)
+                              w_bytes, 1 - serial, serial, bw, overhead, setup.roofline_p)
     if quiet >= VECTOR_MIN_STEPS:
         return _quiet_run_vectorized(setup, now, context, decoders, quiet, limit)
     return _quiet_loop(now, context, decoders, quiet, limit, compute, comm_d, kv_bytes, kv_ratio,
-                       w_bytes, 1 - serial, serial, bw, overhead)
+                       w_bytes, 1 - serial, serial, bw, overhead, setup.roofline_p)
 
 
 def _quiet_run_vectorized(setup: Setup, now, context, decoders, quiet, limit):
@@ -624,9 +624,9 @@ def _quiet_run_vectorized(setup: Setup, now, context, decoders, quiet, limit):
     steps = quiet
     if limit != math.inf:
         # Steps only lengthen within a run, so the first one's length bounds how many fit before limit.
-        steps = max(1, min(quiet, int((limit - now) / setup.step_time(decoders, context)) + 2))
+        steps = max(1, min(quiet, int((limit - now) / setup.step_time(decoders, context, 0, decoders)) + 2))
     ctx = context + decoders * np.arange(steps, dtype=np.int64)
-    duration = setup.step_times(decoders, ctx)
+    duration = setup.step_times(decoders, ctx, 0, decoders)
     ends = np.cumsum(np.concatenate(([now], duration)))[1:]
     k = steps
     if limit != math.inf:
