@@ -19,8 +19,9 @@ the handbook's ``Reserve`` by default, ``Paged``), never the scheduler's:
    its prompt's blocks less prefix hits, and the watermark). Its cached tokens count as computed;
    it takes ``min(prompt tokens left, budget)`` (its chunk allocated), or decodes at once if its
    KV arrived whole.
-4. The step lasts ``Setup.step_time(tokens, context, pairs)``, context being the KV held before the
-   step and pairs the prompt chunks' (query, key) attention pairs (``setup.attention_pairs``), plus
+4. The step lasts ``Setup.step_time(tokens, context, pairs, decoders)``, context being the KV held
+   before the step, pairs the prompt chunks' (query, key) attention pairs (``setup.attention_pairs``)
+   and decoders the requests decoding in it (their host time, ``Setup.host_s_per_seq``), plus
    the KV manager's seconds (swap, read-back) and the drafts' (speculative).
 5. At the step's end: a completed prompt emits the first token (a recomputed one: its next token),
    each decoding request emits one token (speculative: 1 + accepted), and a request with all its
