@@ -4,7 +4,7 @@ Every row of ``tests/validation/rows_*.csv`` is one published number: a model se
 at a tensor-parallel size, under a stated workload, and one metric of it (output tokens/s, TTFT,
 ITL, ...). ``predict(row)`` runs the same workload through ``sim`` with the presets' default
 (calibrated) factors and returns the simulator's value of that metric; nothing in this file is
-tuned per row. The engine-level defaults (``ENGINES``) stand in for what a row does not state
+tuned per row (the two host-time constants are chosen for the whole set, ``GRID``). The engine-level defaults (``ENGINES``) stand in for what a row does not state
 (batch limits, memory fraction), one set per engine family.
 
 How each scenario is simulated (``instances`` = num_gpus / (tp x pp) data-parallel copies, each
@@ -472,37 +472,45 @@ def _figures(errors: list[float]) -> dict:
     return {"rows": len(errors), "mape": mape(errors), "bias": bias(errors)}
 
 
-# --- The one constant fitted to the whole set, and the leave-one-source-out score --------------
+# --- The two constants fitted to the whole set, and the leave-one-source-out score ------------
 
-GRID_BASE_OVERHEAD_S = (0.5e-3, 1e-3, 2e-3, 3e-3, 4e-3, 5e-3, 6e-3)   # host time per step: no kernel table has it
+# Host time per step, which no kernel table measures: a fixed part (BASE_OVERHEAD_S) and a part per
+# decoding sequence (HOST_S_PER_SEQ: scheduling, sampling, output processing grow with the batch).
+# The per-sequence grid stops near the only published measurement of it, vLLM's non-overlapped
+# host work measured by Vidur (37.5 us per sequence, microsoft/vidur
+# data/profiling/a100/cpu_overheads.csv): engines that overlap their host work pay less.
+GRID_BASE_OVERHEAD_S = (1e-3, 2e-3, 3e-3, 5e-3)
+GRID_HOST_S_PER_SEQ = (0.0, 10e-6, 20e-6, 30e-6)
+GRID = tuple((b, h) for b in GRID_BASE_OVERHEAD_S for h in GRID_HOST_S_PER_SEQ)
 
 
-def evaluate_with(rows: list[Row], datasets: dict, base_overhead_s: float, workers: int = 1) -> list[Scored]:
-    """Every row's prediction with ``sim.presets.BASE_OVERHEAD_S`` set to ``base_overhead_s``, on
-    ``workers`` local processes (``sim.executors.map_jobs``; results in the rows' order)."""
-    jobs = [(row, datasets, base_overhead_s) for row in rows]
+def evaluate_with(rows: list[Row], datasets: dict, value: tuple, workers: int = 1) -> list[Scored]:
+    """Every row's prediction with ``(sim.presets.BASE_OVERHEAD_S, sim.presets.HOST_S_PER_SEQ)``
+    set to ``value``, on ``workers`` local processes (``sim.executors.map_jobs``; results in the
+    rows' order)."""
+    jobs = [(row, datasets, tuple(value)) for row in rows]
     return [Scored(row, p) for row, p in zip(rows, map_jobs(_predict_with, jobs, workers=workers))]
 
 
 def _predict_with(job) -> float:
-    row, datasets, base_overhead_s = job
-    saved = presets.BASE_OVERHEAD_S
-    presets.BASE_OVERHEAD_S = base_overhead_s
+    row, datasets, (base_overhead_s, host_s_per_seq) = job
+    saved = presets.BASE_OVERHEAD_S, presets.HOST_S_PER_SEQ
+    presets.BASE_OVERHEAD_S, presets.HOST_S_PER_SEQ = base_overhead_s, host_s_per_seq
     try:
         return predict(row, datasets)
     finally:
-        presets.BASE_OVERHEAD_S = saved
+        presets.BASE_OVERHEAD_S, presets.HOST_S_PER_SEQ = saved
 
 
-def best_value(scored_by_value: dict[float, list[Scored]], keep=lambda row: True) -> float:
-    """The grid value with the lowest MAPE over the unsaturated rows ``keep`` accepts (ties: the
-    smaller value)."""
+def best_value(scored_by_value: dict[tuple, list[Scored]], keep=lambda row: True) -> tuple:
+    """The grid value (base, per sequence) with the lowest MAPE over the unsaturated rows ``keep``
+    accepts (ties: the smaller values)."""
     return min(scored_by_value, key=lambda v: (
         mape(s.error for s in scored_by_value[v] if keep(s.row) and not saturated(s.row)), v))
 
 
-def leave_one_source_out(scored_by_value: dict[float, list[Scored]]) -> dict:
-    """For each source: the constant chosen without its rows, and its rows' errors with that value.
+def leave_one_source_out(scored_by_value: dict[tuple, list[Scored]]) -> dict:
+    """For each source: the constants chosen without its rows, and its rows' errors with them.
 
     Returns {"sources": {source: {"value", "rows", "mape", "bias"}}, "all": {"rows", "mape", "bias"},
     "errors": {row id: its error at its source's value}}.

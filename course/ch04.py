@@ -253,7 +253,7 @@ def mask_s(vocab: int, batch: int, ns_per_check: float, checked_fraction: float 
 
 def decode_step_s(setup: Setup, batch: int, context: int) -> float:
     """The roofline time of one decode step: ``batch`` requests with ``context`` tokens each."""
-    return float(setup.step_time(batch, batch * context))
+    return float(setup.step_time(batch, batch * context, 0, batch))
 
 
 # --- Q9: observability and autoscaling -----------------------------------------------------------

@@ -79,7 +79,7 @@ def memory_row(model: str, gpu: str, tp: int, weight_dtype: str, kv_dtype: str,
 
 def decode_step_s(setup, batch: int, context: int = SERVICE["input_len"]) -> float:
     """One decode step of ``batch`` sequences, each with ``context`` tokens of KV."""
-    return setup.step_time(batch, batch * context)
+    return setup.step_time(batch, batch * context, 0, batch)
 
 
 def prefill_step_s(setup, tokens: int = 8192) -> float:

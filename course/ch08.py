@@ -44,8 +44,8 @@ def step_speedup(setup: Setup, spec: Speculative, batch: int, context: int = SPE
     draft passes of ``draft_cost`` x the plain step, and emits ``tokens_per_step()`` on average.
     At batch 1 this is ``spec.speedup()`` up to the verified tokens' extra compute."""
     ctx = batch * context
-    plain = setup.step_time(batch, ctx)
-    verify = setup.step_time(batch * (spec.k + 1), ctx)
+    plain = setup.step_time(batch, ctx, 0, batch)
+    verify = setup.step_time(batch * (spec.k + 1), ctx, 0, batch)
     return spec.tokens_per_step() * plain / (verify + spec.k * spec.draft_cost * plain)
 
 
@@ -119,7 +119,7 @@ def draft_model_cost(draft: str, target: str = "llama-3-70b", gpu: str = "h100-s
     shrink with the model, so a small draft costs far more than its share of the weights."""
     d = presets.instance(draft, gpu, tp=tp, weight_dtype="fp8")
     t = presets.instance(target, gpu, tp=tp, weight_dtype="fp8")
-    return d.step_time(batch, batch * context) / t.step_time(batch, batch * context)
+    return d.step_time(batch, batch * context, 0, batch) / t.step_time(batch, batch * context, 0, batch)
 
 
 def best_k(alpha: float, draft_cost: float, k_max: int = 16) -> tuple[int, float]:
@@ -178,8 +178,8 @@ def tree_step_speedup(setup: Setup, accepted: float, nodes: int, depth: int, dra
     """``step_speedup`` for any draft shape: ``nodes`` drafts verified per decoder, ``depth``
     draft passes, 1 + ``accepted`` tokens emitted per step on average."""
     ctx = batch * context
-    plain = setup.step_time(batch, ctx)
-    return (1 + accepted) * plain / (setup.step_time(batch * (nodes + 1), ctx) + depth * draft_cost * plain)
+    plain = setup.step_time(batch, ctx, 0, batch)
+    return (1 + accepted) * plain / (setup.step_time(batch * (nodes + 1), ctx, 0, batch) + depth * draft_cost * plain)
 
 
 # --- 4. switching by load over a day -----------------------------------------------------------

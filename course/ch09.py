@@ -171,7 +171,7 @@ def comm_row(model: str, gpu: str, tp: int, tokens: int, weight_dtype: str = "fp
     s = presets.instance(model, gpu, tp=tp, weight_dtype=weight_dtype, kv_dtype=kv_dtype)
     alpha, _beta = measured_allreduce(gpu, tp) if tp > 1 else (0.0, math.inf)
     if tokens <= 1024:
-        step = s.step_time(tokens, tokens * (CONTEXT if context is None else context))
+        step = s.step_time(tokens, tokens * (CONTEXT if context is None else context), 0, tokens)
     else:
         step = s.step_time(tokens, 0, attention_pairs(0, tokens))
     return CommRow(tp, tokens, 2 * m.layers * alpha * 1e3, tokens * s.comm_s_per_token * 1e3, step * 1e3)

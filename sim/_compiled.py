@@ -23,8 +23,20 @@ if TYPE_CHECKING:
     from sim.setup import Setup
 
 
+def _smooth_max(a, b, p):
+    """``sim.setup.smooth_max`` written out (the same squarings and square roots)."""
+    a, b = a * a, b * b
+    if p == 2:
+        return math.sqrt(a + b)
+    a, b = a * a, b * b
+    if p == 4:
+        return math.sqrt(math.sqrt(a + b))
+    a, b = a * a, b * b
+    return math.sqrt(math.sqrt(math.sqrt(a + b)))
+
+
 def _quiet_loop(now, context, decoders, quiet, limit, compute, comm_d, kv_bytes, kv_ratio, w_bytes,
-                keep, serial, bw, overhead):
+                keep, serial, bw, overhead, p):
     """``Setup.step_time(decoders, c)`` written out (same operations, same order), step by step: a
     call and a builtin max() per step would cost more than the step itself. The Python path runs
     it as it is; ``build`` compiles this very function."""
@@ -32,7 +44,10 @@ def _quiet_loop(now, context, decoders, quiet, limit, compute, comm_d, kv_bytes,
     while k < quiet:
         kv = kv_bytes * c / kv_ratio
         memory = (w_bytes + kv * keep) / bw
-        t += (memory if memory > compute else compute) + kv * serial / bw + overhead + comm_d
+        if p == 0:
+            t += (memory if memory > compute else compute) + kv * serial / bw + overhead + comm_d
+        else:
+            t += _smooth_max(compute, memory, p) + kv * serial / bw + overhead + comm_d
         c += decoders
         k += 1
         if limit <= t:
@@ -41,7 +56,7 @@ def _quiet_loop(now, context, decoders, quiet, limit, compute, comm_d, kv_bytes,
 
 
 F_NOW, F_UNTIL, F_TWO_P, F_FLOPS, F_ATTN, F_ATTN_FLOPS, F_KV_BYTES, F_KV_RATIO, F_KEEP, F_SERIAL, \
-    F_W_BYTES, F_BW, F_OVERHEAD, F_COMM = range(14)
+    F_W_BYTES, F_BW, F_OVERHEAD, F_COMM, F_P, F_HOST = range(16)
 S_STEP, S_VISIBLE, S_ADMITTED, S_DECODERS, S_RUNNING, S_CONTEXT, S_KV_USED, S_DONE, S_LAST_DONE, \
     S_LAST_KV, S_KNOWN, S_ANY_PRE, S_ON_FINISH, S_PF_HEAD, S_PF_LEN, S_HEAP_N, S_LOG_M, S_BUDGET, \
     S_MAX_SEQS, S_KV_CAP = range(20)
@@ -58,11 +73,12 @@ class FastState:
 
     def __init__(self, setup: Setup, loop):
         self.loop = loop                 # the compiled _event_loop (kept: use_compiled may change)
-        self.f = np.zeros(14)
+        self.f = np.zeros(16)
         self.f[F_TWO_P:] = (2 * setup.params, setup.peak_flops * setup.mfu, setup.attn_flops_per_pair,
                             setup.peak_flops * setup.attn_mfu, setup.kv_bytes_per_token,
                             setup.kv_bandwidth_ratio, 1 - setup.kv_serial, setup.kv_serial,
-                            setup.weight_bytes, setup.bandwidth, setup.step_overhead, setup.comm_s_per_token)
+                            setup.weight_bytes, setup.bandwidth, setup.step_overhead, setup.comm_s_per_token,
+                            setup.roofline_p, setup.host_s_per_seq)
         self.s = np.zeros(20, dtype=np.int64)
         self.s[S_BUDGET:] = (setup.max_num_batched_tokens, setup.max_num_seqs, setup.kv_capacity_tokens)
         self.synced = 0
@@ -159,6 +175,7 @@ def _event_loop(f, s, arr, req, first, fin, work, log_start, log_i):
     two_p, flops, attn, attn_flops = f[F_TWO_P], f[F_FLOPS], f[F_ATTN], f[F_ATTN_FLOPS]
     kv_bytes, kv_ratio, keep, serial = f[F_KV_BYTES], f[F_KV_RATIO], f[F_KEEP], f[F_SERIAL]
     w_bytes, bw, overhead, comm = f[F_W_BYTES], f[F_BW], f[F_OVERHEAD], f[F_COMM]
+    p, host = f[F_P], f[F_HOST]
     step, visible, admitted, decoders = s[S_STEP], s[S_VISIBLE], s[S_ADMITTED], s[S_DECODERS]
     running, context, kv_used, done = s[S_RUNNING], s[S_CONTEXT], s[S_KV_USED], s[S_DONE]
     last_done, last_kv, known, any_pre = s[S_LAST_DONE], s[S_LAST_KV], s[S_KNOWN], s[S_ANY_PRE]
@@ -192,8 +209,9 @@ def _event_loop(f, s, arr, req, first, fin, work, log_start, log_i):
                 limit = arr[visible] if admitted == visible and visible < known else math.inf
                 if until < limit:
                     limit = until
+                comm_d = comm * decoders + host * decoders if host else comm * decoders
                 t, c, k = _quiet_loop(now, context, decoders, quiet, limit, two_p * decoders / flops,
-                                      comm * decoders, kv_bytes, kv_ratio, w_bytes, keep, serial, bw, overhead)
+                                      comm_d, kv_bytes, kv_ratio, w_bytes, keep, serial, bw, overhead, p)
                 log_start[m] = now
                 log_i[0, m], log_i[1, m], log_i[2, m] = decoders, context, decoders
                 log_i[3, m], log_i[4, m], log_i[5, m] = decoders, k, 0
@@ -213,13 +231,15 @@ def _event_loop(f, s, arr, req, first, fin, work, log_start, log_i):
         log_i[0, m], log_i[1, m], log_i[2, m] = tokens, context, 0
         log_i[3, m], log_i[4, m], log_i[5, m] = decoders, 1, pairs
         m += 1
-        # Setup.step_time(tokens, context, pairs), written out: same operations, same order
+        # Setup.step_time(tokens, context, pairs, decoders), written out: same operations, same order
         compute = two_p * tokens / flops
         if attn:
             compute = compute + attn * pairs / attn_flops
         kv = kv_bytes * context / kv_ratio
         memory = (w_bytes + kv * keep) / bw
-        now += (memory if memory > compute else compute) + kv * serial / bw + overhead + comm * tokens
+        bound = (memory if memory > compute else compute) if p == 0 else _smooth_max(compute, memory, p)
+        per_step = comm * tokens + host * decoders if host else comm * tokens
+        now += bound + kv * serial / bw + overhead + per_step
         context += tokens
         (freed, last_kv, heap_n, decoders, context, kv_used, running, done) = _end_step(
             inp, out, first, fin, heap_step, heap_r, completed_r, freed_r, completed, now, step,
@@ -360,7 +380,7 @@ def _heap_pop(steps, rs, n):
 
 
 QUIET_SIGNATURE = ("Tuple((float64, int64, int64))(float64, int64, int64, int64, float64, float64, float64, "
-                   "float64, float64, float64, float64, float64, float64, float64)")
+                   "float64, float64, float64, float64, float64, float64, float64, float64)")
 
 
 def _event_signature(numba):
@@ -375,13 +395,15 @@ def _event_signature(numba):
 # What ``build`` compiles, in dependency order (``sim._jit.compile_all``'s specs); the compiled
 # fleet (sim/fleet/fast.py) compiles the same functions for its own arrays.
 SPECS = [
-    ("_quiet_loop", _quiet_loop, QUIET_SIGNATURE, ()),
+    ("_smooth_max", _smooth_max, "float64(float64, float64, float64)", ()),
+    ("_quiet_loop", _quiet_loop, QUIET_SIGNATURE, ("_smooth_max",)),
     ("_heap_push", _heap_push, "int64(int64[::1], int64[::1], int64, int64, int64)", ()),
     ("_heap_pop", _heap_pop, "int64(int64[::1], int64[::1], int64)", ()),
     ("_prefill_chunks", _prefill_chunks, None, ()),
     ("_admit", _admit, None, ("_heap_push",)),
     ("_end_step", _end_step, None, ("_heap_push", "_heap_pop")),
-    ("_event_loop", _event_loop, _event_signature, ("_quiet_loop", "_prefill_chunks", "_admit", "_end_step")),
+    ("_event_loop", _event_loop, _event_signature,
+     ("_smooth_max", "_quiet_loop", "_prefill_chunks", "_admit", "_end_step")),
 ]
 
 

@@ -15,8 +15,9 @@ shape ``burstiness`` otherwise, as vLLM draws it; ``start_times`` replayed when 
 concurrency a closed loop of that many clients, neither an offline batch.
 
 Each file is simulated with the same load and lengths on the preset's calibrated step model with
-at most three free terms (``TERMS``: ``mfu``, ``bandwidth``, ``step_overhead``; ``terms=`` picks
-fewer), fitted by Levenberg-Marquardt on the log ratios simulated / measured of ``STATS`` (mean and
+at most three free terms (``DEFAULT_TERMS``: ``mfu``, ``bandwidth``, ``step_overhead``; ``terms=``
+picks others of ``TERMS``, which adds ``host_s_per_seq``, the host time per decoding sequence),
+fitted by Levenberg-Marquardt on the log ratios simulated / measured of ``STATS`` (mean and
 median TTFT and TPOT, output tokens/s) with a finite-difference Jacobian (numpy only). ``calibrate``
 returns the fit with its residuals per file; ``write_profile`` saves the terms as a profile
 (``sim.profile``) that ``presets.instance(..., profile=)``, ``plan``, ``sweep`` and ``fleet`` take.
@@ -35,6 +36,8 @@ from sim.progress import MODES, progress_bar, progress_flag
 from sim.setup import Setup
 
 TERMS = profiles.TERMS
+DEFAULT_TERMS = ("mfu", "bandwidth", "step_overhead")   # fitted unless ``terms=`` / ``--fit`` says otherwise
+START_IF_ZERO = {"step_overhead": 1e-3, "host_s_per_seq": 10e-6}   # where a term the preset leaves at 0 starts
 STATS = ("ttft_mean", "ttft_median", "tpot_mean", "tpot_median", "output_tok_s")
 SUMMARY_FIELDS = {"ttft_mean": "mean_ttft_ms", "ttft_median": "median_ttft_ms", "tpot_mean": "mean_tpot_ms",
                   "tpot_median": "median_tpot_ms", "output_tok_s": "output_throughput"}
@@ -232,7 +235,7 @@ class Fit:
         return "\n".join(lines)
 
 
-def fit(measurements: list[Measurement], base: Setup, terms=TERMS, seed: int = 0, progress=None) -> Fit:
+def fit(measurements: list[Measurement], base: Setup, terms=DEFAULT_TERMS, seed: int = 0, progress=None) -> Fit:
     """The values of ``terms`` (at most three of ``TERMS``) that make the simulated runs of
     ``measurements`` on ``base`` closest to the measured ones (least squares on log ratios).
     ``progress(done)`` is called after each simulated run (``sim.progress.progress_bar``)."""
@@ -241,7 +244,7 @@ def fit(measurements: list[Measurement], base: Setup, terms=TERMS, seed: int = 0
         raise ValueError(f"terms must be one to three distinct names of {TERMS}, got {terms!r}")
     if not measurements:
         raise ValueError("no benchmark results to calibrate on")
-    preset = {t: float(getattr(base, t)) or 1e-3 for t in terms}        # a zero overhead starts at 1 ms
+    preset = {t: float(getattr(base, t)) or START_IF_ZERO.get(t, 1e-3) for t in terms}
 
     def setup_at(x):
         values = {t: preset[t] * math.exp(v) for t, v in zip(terms, x)}
@@ -310,7 +313,7 @@ def _levenberg_marquardt(f, x0: np.ndarray, tol: float = 1e-5):
 
 def calibrate(paths, model: str, gpu: str, *, tp: int = 1, weight_dtype: str = "bf16",
               kv_dtype: str | None = None, mem_util: float = 0.9, max_num_seqs: int = 256,
-              max_num_batched_tokens: int = 8192, terms=TERMS, seed: int = 0, progress=None) -> tuple[Fit, dict]:
+              max_num_batched_tokens: int = 8192, terms=DEFAULT_TERMS, seed: int = 0, progress=None) -> tuple[Fit, dict]:
     """Read ``paths``, fit ``terms`` of the deployment's preset to them; (fit, deployment).
     ``progress(done)`` is called after each simulated run."""
     from sim import presets
@@ -340,7 +343,8 @@ def add_cli(sub) -> None:
     p.add_argument("--mem-util", type=float, default=0.9, help="the server's --gpu-memory-utilization")
     p.add_argument("--max-num-seqs", type=int, default=256, help="the server's --max-num-seqs")
     p.add_argument("--max-num-batched-tokens", type=int, default=8192, help="the server's --max-num-batched-tokens")
-    p.add_argument("--fit", default=",".join(TERMS), help=f"terms to fit, comma separated (of {', '.join(TERMS)})")
+    p.add_argument("--fit", default=",".join(DEFAULT_TERMS),
+                   help=f"one to three terms to fit, comma separated (of {', '.join(TERMS)}; default %(default)s)")
     p.add_argument("--out", default="profile.json", help="where to write the profile (default profile.json)")
     progress_flag(p)
     p.set_defaults(func=_cli)

@@ -25,8 +25,9 @@ the handbook's ``Reserve`` by default, ``Paged``), never the scheduler's:
    it takes ``min(prompt tokens left, budget)`` (its chunk allocated), or decodes at once if its
    KV arrived whole. (Paged with speculation: a 1-token prompt beside decoders only takes 1 + k,
    k placeholder drafts, as V1 pads it.)
-4. The step lasts ``Setup.step_time(tokens, context, pairs)``, context being the KV held before the
-   step and pairs the prompt chunks' (query, key) attention pairs (``setup.attention_pairs``), plus
+4. The step lasts ``Setup.step_time(tokens, context, pairs, decoders)``, context being the KV held
+   before the step, pairs the prompt chunks' (query, key) attention pairs (``setup.attention_pairs``)
+   and decoders the requests decoding in it (their host time, ``Setup.host_s_per_seq``), plus
    the KV manager's seconds (swap, read-back) and the drafts' (speculative).
 5. At the step's end: a completed prompt emits the first token (a recomputed one: its next token),
    each decoding request emits one token (speculative: 1 + accepted), and a request with all its
@@ -65,7 +66,7 @@ from typing import Sequence
 
 import numpy as np
 
-from sim._compiled import FastState, _quiet_loop, build as build_compiled
+from sim._compiled import FastState, _quiet_loop, _smooth_max, build as build_compiled
 from sim.kv import RESUME, kv_manager
 from sim.result import SimResult, expand_steps
 from sim.setup import Setup, attention_pairs
@@ -219,7 +220,8 @@ class Instance:
         if setup.kv is None and self.spec is None:
             self._decode_terms = (2 * setup.params, setup.peak_flops * setup.mfu, setup.kv_bytes_per_token,
                                   setup.kv_bandwidth_ratio, setup.weight_bytes, 1 - setup.kv_serial,
-                                  setup.kv_serial, setup.bandwidth, setup.step_overhead, setup.comm_s_per_token)
+                                  setup.kv_serial, setup.bandwidth, setup.step_overhead, setup.comm_s_per_token,
+                                  setup.roofline_p, setup.host_s_per_seq)
         self._quiet_loop = loops[0] if loops else None
         self._fast = (FastState(setup, loops[1]) if loops and setup.kv is None and self.spec is None
                       else None)
@@ -358,11 +360,12 @@ class Instance:
             return now
         # d = setup.step_time(decoders, context), written out with the same operations in the same
         # order (as _quiet_loop does; bit for bit): the call would cost most of this method.
-        two_p, flops, kv_bytes, kv_ratio, w_bytes, keep, serial, bw, overhead, comm = terms
+        two_p, flops, kv_bytes, kv_ratio, w_bytes, keep, serial, bw, overhead, comm, p, host = terms
         compute = two_p * decoders / flops
         kv = kv_bytes * self.context / kv_ratio
         memory = (w_bytes + kv * keep) / bw
-        d = (memory if memory > compute else compute) + kv * serial / bw + overhead + comm * decoders
+        bound = (memory if memory > compute else compute) if p == 0 else _smooth_max(compute, memory, p)
+        d = bound + kv * serial / bw + overhead + (comm * decoders + host * decoders if host else comm * decoders)
         # The real change is at the end of q + 1 steps of at least d each, summed in floats from now:
         # >= (now + (q + 1) d)(1 - (q + 1) u), u = 2**-53, while T rounds up by at most (1 + 3u), so
         # T <= that end unless d <= (q + 4) u (now + (q + 1) d) (never at realistic magnitudes).
@@ -473,18 +476,18 @@ class Instance:
             for r, n in cuts.items():
                 if r in self.fstep:
                     self._recut(r, n)
-        now, context = self.now, self.context
-        self._log(now, tokens, context, 0, self.decoders - idle, 1, pairs)
+        now, context, decoding = self.now, self.context, self.decoders - idle
+        self._log(now, tokens, context, 0, decoding, 1, pairs)
         extra, flags = kv.extra, kv.flags
         if spec is not None and dtok:
-            extra += spec.k * spec.draft_cost * self.setup.step_time(self.decoders - idle, context)
+            extra += spec.k * spec.draft_cost * self.setup.step_time(decoding, context)
         if extra or flags:
             kv.extra, kv.flags = 0.0, 0
             self.log_extra[len(self.log_start) - 1] = extra
             self.log_flags[len(self.log_start) - 1] = flags
-            self.now = now + (self.setup.step_time(tokens, context, pairs) + extra)
+            self.now = now + (self.setup.step_time(tokens, context, pairs, decoding) + extra)
         else:
-            self.now = now + self.setup.step_time(tokens, context, pairs)
+            self.now = now + self.setup.step_time(tokens, context, pairs, decoding)
         if spec is None:
             self.context = context + tokens
         else:
@@ -834,14 +837,14 @@ def quiet_run(setup: Setup, now: float, context: int, decoders: int, quiet: int,
     compute = 2 * setup.params * decoders / (setup.peak_flops * setup.mfu)
     kv_bytes, kv_ratio, w_bytes = setup.kv_bytes_per_token, setup.kv_bandwidth_ratio, setup.weight_bytes
     serial, bw = setup.kv_serial, setup.bandwidth
-    overhead, comm_d = setup.step_overhead, setup.comm_s_per_token * decoders
+    overhead, comm_d = setup.step_overhead, setup._per_step(decoders, decoders)
     if compiled_loop is not None:
         return compiled_loop(now, context, decoders, quiet, limit, compute, comm_d, kv_bytes, kv_ratio,
-                              w_bytes, 1 - serial, serial, bw, overhead)
+                              w_bytes, 1 - serial, serial, bw, overhead, setup.roofline_p)
     if quiet >= VECTOR_MIN_STEPS:
         return _quiet_run_vectorized(setup, now, context, decoders, quiet, limit)
     return _quiet_loop(now, context, decoders, quiet, limit, compute, comm_d, kv_bytes, kv_ratio,
-                       w_bytes, 1 - serial, serial, bw, overhead)
+                       w_bytes, 1 - serial, serial, bw, overhead, setup.roofline_p)
 
 
 def _quiet_run_vectorized(setup: Setup, now, context, decoders, quiet, limit):
@@ -854,9 +857,9 @@ def _quiet_run_vectorized(setup: Setup, now, context, decoders, quiet, limit):
     steps = quiet
     if limit != math.inf:
         # Steps only lengthen within a run, so the first one's length bounds how many fit before limit.
-        steps = max(1, min(quiet, int((limit - now) / setup.step_time(decoders, context)) + 2))
+        steps = max(1, min(quiet, int((limit - now) / setup.step_time(decoders, context, 0, decoders)) + 2))
     ctx = context + decoders * np.arange(steps, dtype=np.int64)
-    duration = setup.step_times(decoders, ctx)
+    duration = setup.step_times(decoders, ctx, 0, decoders)
     ends = np.cumsum(np.concatenate(([now], duration)))[1:]
     k = steps
     if limit != math.inf:

@@ -25,7 +25,7 @@ import math
 from pathlib import Path
 
 FORMAT = "sim-profile/1"
-TERMS = ("mfu", "bandwidth", "step_overhead")          # the step-model terms a profile may set
+TERMS = ("mfu", "bandwidth", "step_overhead", "host_s_per_seq")   # the step-model terms a profile may set
 DEPLOYMENT = ("model", "gpu", "tp", "weight_dtype", "kv_dtype")
 
 

@@ -174,7 +174,8 @@ def expand_steps(setup, start, tokens, ctx0, grow, dec, count, pairs, extra=None
     tokens = np.asarray(tokens, dtype=np.int64)[run_of_step]
     context = np.asarray(ctx0, dtype=np.int64)[run_of_step] + np.asarray(grow, dtype=np.int64)[run_of_step] * offset
     pairs = np.asarray(pairs, dtype=np.int64)[run_of_step]
-    duration = setup.step_times(tokens, context, pairs)
+    decoders = np.asarray(dec, dtype=np.int64)[run_of_step]
+    duration = setup.step_times(tokens, context, pairs, decoders)
     extra_s = step_flags = None
     if extra:
         first_of_run = np.cumsum(count) - count     # extras are on event steps (runs of one step)
@@ -185,7 +186,7 @@ def expand_steps(setup, start, tokens, ctx0, grow, dec, count, pairs, extra=None
         step_flags = np.zeros(total, dtype=np.int64)
         step_flags[at] = np.fromiter(flags.values(), dtype=np.int64)
     return StepLog(duration=duration, tokens=tokens, context=context, pairs=pairs,
-                   decoders=np.asarray(dec, dtype=np.int64)[run_of_step],
+                   decoders=decoders,
                    start=lambda: step_starts(start, count, duration), extra_s=extra_s, flags=step_flags)
 
 

@@ -39,6 +39,14 @@ class Setup:
     kv_bandwidth_ratio      speed of the KV-cache read relative to ``bandwidth`` (attention kernels
                             stream the cache at their own fraction of HBM bandwidth), in (0, 4];
                             1 in the handbook's model
+    roofline_p              how the FLOPs and the memory traffic combine: 0 (the handbook's
+                            roofline) takes the larger; 2, 4 or 8 their p-norm (compute**p +
+                            memory**p) ** (1/p), a smooth roofline: GEMMs near the ridge point (a
+                            few hundred tokens per step) run below both bounds, as the measured
+                            kernel tables show. Powers of two only: squares and square roots are
+                            exactly rounded, so every engine path gets the same bits
+    host_s_per_seq          seconds of host work added per decoding sequence in the step (its
+                            scheduling, sampling and output processing); 0 in the handbook's model
     kv                      KV policy: None (the handbook's whole reservation at admission),
                             "paged" or a ``sim.kv.Paged`` (blocks, preemption); see sim/kv/paged.py
     prefix_cache            None, or a ``sim.kv.PrefixCache``: keep finished requests' KV blocks and
@@ -63,6 +71,8 @@ class Setup:
     attn_flops_per_pair: float = 0.0
     attn_mfu: float = 0.5
     kv_bandwidth_ratio: float = 1.0
+    roofline_p: float = 0.0
+    host_s_per_seq: float = 0.0
     kv: object = None
     prefix_cache: object = None
     speculative: object = None
@@ -79,7 +89,7 @@ class Setup:
                 raise ValueError(f"Setup.{f.name} must be finite, got {value!r}")
         _positive(self, "params", "peak_flops", "bandwidth")
         _at_least(self, 0, "weight_bytes", "kv_bytes_per_token", "step_overhead", "comm_s_per_token",
-                 "attn_flops_per_pair")
+                 "attn_flops_per_pair", "host_s_per_seq")
         _whole_at_least(self, 1, "kv_capacity_tokens", "max_num_batched_tokens", "max_num_seqs")
         for name in ("mfu", "attn_mfu"):
             if not 0 < getattr(self, name) <= 1:
@@ -88,6 +98,9 @@ class Setup:
             raise ValueError(f"Setup.kv_bandwidth_ratio must be in (0, 4], got {self.kv_bandwidth_ratio!r}")
         if not 0 <= self.kv_serial <= 1:
             raise ValueError(f"Setup.kv_serial must be in [0, 1], got {self.kv_serial!r}")
+        if self.roofline_p not in ROOFLINE_P:
+            raise ValueError(f"Setup.roofline_p must be one of {ROOFLINE_P} (0: the larger of FLOPs and "
+                             f"memory; 2, 4, 8: their p-norm, a smooth roofline), got {self.roofline_p!r}")
 
     def replace(self, **changes) -> "Setup":
         """A copy with some fields changed (checked like a new Setup)."""
@@ -111,23 +124,52 @@ class Setup:
         serial = kv * self.kv_serial / self.bandwidth
         return compute, memory, serial
 
-    def step_time(self, tokens: int, context: int, pairs: int = 0) -> float:
+    def step_time(self, tokens: int, context: int, pairs: int = 0, decoders: int = 0) -> float:
         """Seconds of one step that computes ``tokens`` tokens over ``context`` cached tokens.
 
         The roofline: the slower of the FLOPs (matmuls at ``mfu`` of peak, plus ``pairs`` query-key
         pairs of prefill attention at ``attn_mfu``) and reading the weights plus the whole KV cache
-        once, then the fixed overhead, then the communication time of the step's tokens
-        (``comm_s_per_token``). With ``kv_serial`` = s, only (1 - s) of the KV read sits inside the
-        roofline's max and the rest is added after it (the attention kernels run between the
-        GEMMs). With the added terms at 0 the result is exactly the handbook's, bit for bit.
+        once (``roofline_p`` > 0: their p-norm instead of the larger), then the fixed overhead, then
+        the communication time of the step's tokens (``comm_s_per_token``) plus the host time of its
+        ``decoders`` decoding sequences (``host_s_per_seq``). With ``kv_serial`` = s, only (1 - s)
+        of the KV read sits inside the roofline and the rest is added after it (the attention
+        kernels run between the GEMMs). With the added terms at 0 the result is exactly the
+        handbook's, bit for bit.
         """
         compute, memory, serial = self.roofline_terms(tokens, context, pairs)
-        return max(compute, memory) + serial + self.step_overhead + self.comm_s_per_token * tokens
+        bound = max(compute, memory) if self.roofline_p == 0 else smooth_max(compute, memory, self.roofline_p, math.sqrt)
+        return bound + serial + self.step_overhead + self._per_step(tokens, decoders)
 
-    def step_times(self, tokens, context, pairs=0) -> np.ndarray:
+    def step_times(self, tokens, context, pairs=0, decoders=0) -> np.ndarray:
         """``step_time`` over numpy arrays (or a scalar and an array), with the same float operations."""
         compute, memory, serial = self.roofline_terms(tokens, context, pairs)
-        return np.maximum(compute, memory) + serial + self.step_overhead + self.comm_s_per_token * tokens
+        bound = (np.maximum(compute, memory) if self.roofline_p == 0
+                 else smooth_max(compute, memory, self.roofline_p, np.sqrt))
+        return bound + serial + self.step_overhead + self._per_step(tokens, decoders)
+
+    def _per_step(self, tokens, decoders):
+        """The step's communication plus its sequences' host time (the engines' quiet loops add
+        this very sum, ``comm * D + host * D``, for D decoders)."""
+        if self.host_s_per_seq:
+            return self.comm_s_per_token * tokens + self.host_s_per_seq * decoders
+        return self.comm_s_per_token * tokens
+
+
+ROOFLINE_P = (0, 2, 4, 8)      # Setup.roofline_p's values: 0 the hard max, else a p-norm by squarings
+
+
+def smooth_max(a, b, p, sqrt):
+    """(a**p + b**p) ** (1/p) for p = 2, 4 or 8, by squarings and square roots: exactly rounded
+    operations, so a scalar, a numpy array and the compiled loops (``sim._compiled``, written out
+    there) give the same bits."""
+    a, b = a * a, b * b
+    if p == 2:
+        return sqrt(a + b)
+    a, b = a * a, b * b
+    if p == 4:
+        return sqrt(sqrt(a + b))
+    a, b = a * a, b * b
+    return sqrt(sqrt(sqrt(a + b)))
 
 
 FEATURES = ("kv", "prefix_cache", "speculative")      # policy objects, off (None) by default

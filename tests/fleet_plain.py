@@ -189,7 +189,8 @@ class PlainWorker:
                 budget -= give
         tokens = sum(g for _, g in work)
         pairs = sum(a.prompt_done + j + 1 for a, g in work if a.prompt_done < a.input_len for j in range(g))
-        self.now = start + setup.step_time(tokens, context, pairs)
+        decoders = sum(1 for a, _ in work if a.prompt_done >= a.input_len)
+        self.now = start + setup.step_time(tokens, context, pairs, decoders)
         prompts, finished = [], []
         for a, give in work:
             if a.prompt_done < a.input_len:

@@ -65,7 +65,8 @@ def plain_instance_run(setup, arrivals, inputs, outputs, prefilled):
                 budget -= give
         tokens = sum(g for _, g in work)
         pairs = sum(r.prompt_done + j + 1 for r, g in work if r.prompt_done < r.input_len for j in range(g))
-        now += setup.step_time(tokens, context, pairs)
+        decoders = sum(1 for r, _ in work if r.prompt_done >= r.input_len)
+        now += setup.step_time(tokens, context, pairs, decoders)
         for r, give in work:
             if r.prompt_done < r.input_len:
                 r.prompt_done += give

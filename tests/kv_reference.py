@@ -15,7 +15,7 @@ sim/kv/prefix_cache.py and sim/speculative.py:
   is scheduled (a shared name from the prefix segments, else one private to the request), a block
   computed twice is a second copy and a hit takes the first; KV that arrived whole (swap-in, PD)
   is named at its release. The host tier keeps evicted shared names whose last GPU copy left;
-- the step lasts step_time(tokens, context, pairs) plus swap, read-back and draft seconds.
+- the step lasts step_time(tokens, context, pairs, decoders) plus swap, read-back and draft seconds.
 """
 
 from __future__ import annotations
@@ -251,8 +251,8 @@ def plain_kv_run(setup, arrivals, inputs, outputs, prefixes=None, prefilled=None
         if spec and decs:
             extra += spec.k * spec.draft_cost * setup.step_time(decs, context)
         steps.append((now, tokens, context, pairs, extra, flags))
-        now += setup.step_time(tokens, context, pairs) + extra if (extra or flags) else \
-            setup.step_time(tokens, context, pairs)
+        now += setup.step_time(tokens, context, pairs, decs) + extra if (extra or flags) else \
+            setup.step_time(tokens, context, pairs, decs)
         for r in _end_of_step(work, spec, now):
             running.remove(r)
             done += 1

@@ -89,7 +89,8 @@ def reference_run(setup: Setup, arrivals, input_lens, output_lens, *, closed_loo
         context = sum(r.prompt_done + r.generated for r in running)
         # Prefill attention: each new prompt token attends to every earlier token and to itself.
         pairs = sum(r.prompt_done + j + 1 for r, give in work if r.prompt_done < r.input_len for j in range(give))
-        now += setup.step_time(tokens, context, pairs)
+        decoders = sum(1 for r, _ in work if r.prompt_done >= r.input_len)
+        now += setup.step_time(tokens, context, pairs, decoders)
 
         for r, give in work:
             if r.prompt_done < r.input_len:

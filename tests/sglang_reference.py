@@ -46,7 +46,7 @@ The step itself is the simulator's (sim/engine.py's numbered rule, vLLM-like mix
    run and someone waits, the head is admitted if ``prompt + min(max(cap - generated, 0), clip)
    < rem_total``, taking ``min(prompt, budget)`` tokens (reserving as in 3); else the batch is full
    and admission stops.
-5. The step lasts ``setup.step_time(tokens, context, pairs)``, context the sum over running
+5. The step lasts ``setup.step_time(tokens, context, pairs, decoders)``, context the sum over running
    requests of prompt tokens in the KV (+ generated tokens for a decoder), pairs the chunks'
    attention pairs. At its end decoders emit a token; a completed prompt emits one (its first, or
    the next after a retraction); a request with all its tokens finishes, frees its KV and
@@ -223,7 +223,7 @@ class SglangRatio:
         step.tokens = sum(step.scheduled.values())
         step.context = sum(q.input_len + q.generated if q.decoding else q.computed for q in self.running)
         step.decoders = sum(1 for q in self.running if q.decoding)
-        self.now = self.now + setup.step_time(step.tokens, step.context, step.pairs)
+        self.now = self.now + setup.step_time(step.tokens, step.context, step.pairs, step.decoders)
         self._end_of_step(step)
         self.steps.append(step)
         return step

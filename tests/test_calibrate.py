@@ -35,7 +35,7 @@ def fitted(files):
 def test_known_terms_are_recovered_within_2_percent(fitted):
     fit, deployment = fitted
     assert deployment == DEPLOYMENT
-    for term in calibrate.TERMS:
+    for term in calibrate.DEFAULT_TERMS:
         assert fit.terms[term] == pytest.approx(getattr(TRUE, term), rel=0.02), term
         assert fit.preset[term] == getattr(BASE, term)
     assert fit.rms < 0.01 and len(fit.residuals) == 5
@@ -56,7 +56,20 @@ def test_fewer_terms_fit_only_those(files):
     with pytest.raises(ValueError, match="terms"):
         calibrate.fit(ms, BASE, terms=["mfu", "kv_serial"])
     with pytest.raises(ValueError, match="terms"):
-        calibrate.fit(ms, BASE, terms=list(calibrate.TERMS) + ["mfu"])
+        calibrate.fit(ms, BASE, terms=list(calibrate.DEFAULT_TERMS) + ["mfu"])
+    with pytest.raises(ValueError, match="terms"):
+        calibrate.fit(ms, BASE, terms=list(calibrate.TERMS))          # four: at most three
+
+
+def test_host_time_per_sequence_is_recovered(tmp_path):
+    """The fourth term, host time per decoding sequence, fitted with the fixed overhead: runs at
+    1, 16 and 64 clients separate the two (the per-sequence part grows with the batch)."""
+    true = BASE.replace(step_overhead=BASE.step_overhead * 0.5, host_s_per_seq=30e-6)
+    files = [write(tmp_path / f"c{c}.json", vllm_result(true, {"max_concurrency": c}, 1000, 200, 4 * c + 40,
+                                                        detailed=True)) for c in (1, 16, 64)]
+    fit = calibrate.fit([calibrate.read(f) for f in files], BASE, terms=["step_overhead", "host_s_per_seq"])
+    assert fit.terms["host_s_per_seq"] == pytest.approx(30e-6, rel=0.02)
+    assert fit.terms["step_overhead"] == pytest.approx(true.step_overhead, rel=0.02)
 
 
 def test_reading_details_and_summaries(files):
@@ -75,7 +88,7 @@ def test_the_profile_round_trips_into_presets_plan_and_the_cli(fitted, tmp_path,
     path = tmp_path / "h100.json"
     calibrate.write_profile(path, fit, deployment)
     setup = presets.instance("llama-3-8b", "h100-sxm", tp=1, max_num_seqs=256, profile=path)
-    assert (setup.mfu, setup.bandwidth, setup.step_overhead) == tuple(fit.terms[t] for t in calibrate.TERMS)
+    assert (setup.mfu, setup.bandwidth, setup.step_overhead) == tuple(fit.terms[t] for t in calibrate.DEFAULT_TERMS)
     assert setup.replace(mfu=BASE.mfu, bandwidth=BASE.bandwidth, step_overhead=BASE.step_overhead) == BASE
     p = plan(20, setup, 1000, 200, 1.0, 0.05, gpus_per_instance=1)
     assert p.rate_per_instance > 0

@@ -38,7 +38,7 @@ def test_memory_row_by_hand():
 
 def test_step_helpers_are_the_setups_step_time():
     s = presets.instance("llama-3-70b", "h100-sxm", tp=8, weight_dtype="fp8")
-    assert ch05.decode_step_s(s, 16) == s.step_time(16, 16 * 2000)
+    assert ch05.decode_step_s(s, 16) == s.step_time(16, 16 * 2000, 0, 16)
     assert ch05.prefill_step_s(s, 4096) == s.step_time(4096, 0, attention_pairs(0, 4096))
     bf16 = presets.instance("llama-3-70b", "h100-sxm", tp=8, weight_dtype="bf16")
     int4 = presets.instance("llama-3-70b", "h100-sxm", tp=8, weight_dtype="int4", kv_dtype="bf16")

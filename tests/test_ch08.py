@@ -38,7 +38,7 @@ def base():
 def test_step_speedup_by_hand_and_equal_to_the_closed_form_while_memory_bound(base):
     spec = Speculative(k=4, alpha=0.8, draft_cost=0.05)
     b, ctx = 64, 1128
-    plain, verify = base.step_time(b, b * ctx), base.step_time(5 * b, b * ctx)
+    plain, verify = base.step_time(b, b * ctx, 0, b), base.step_time(5 * b, b * ctx, 0, b)
     assert ch08.step_speedup(base, spec, b, ctx) == spec.tokens_per_step() * plain / (verify + 4 * 0.05 * plain)
     assert ch08.step_speedup(base, spec, 1) == pytest.approx(spec.speedup(), rel=1e-12)
     # compute-bound: verifying 5 tokens per decoder costs more than the tokens it saves
@@ -97,7 +97,7 @@ def test_eagle_draft_cost_by_hand():
 def test_draft_model_cost_is_the_ratio_of_the_presets_steps():
     d = presets.instance("llama-3-8b", "h100-sxm", tp=8, weight_dtype="fp8")
     t = presets.instance("llama-3-70b", "h100-sxm", tp=8, weight_dtype="fp8")
-    assert ch08.draft_model_cost("llama-3-8b") == d.step_time(1, 1000) / t.step_time(1, 1000)
+    assert ch08.draft_model_cost("llama-3-8b") == d.step_time(1, 1000, 0, 1) / t.step_time(1, 1000, 0, 1)
     # the fixed part of a step makes a small model's step far dearer than its share of the weights
     assert ch08.draft_model_cost("llama-3-8b") > 3 * 8.0 / 70.6
 

@@ -60,7 +60,7 @@ def test_measured_allreduce_is_what_the_preset_charges():
         r = ch09.comm_row("llama-3-70b", "h100-sxm", tp, 64)
         assert r.fixed_ms == pytest.approx(2 * m.layers * alpha * 1e3)
         assert r.per_token_ms == pytest.approx(64 * s.comm_s_per_token * 1e3)
-        assert r.step_ms == pytest.approx(s.step_time(64, 64 * ch09.CONTEXT) * 1e3)
+        assert r.step_ms == pytest.approx(s.step_time(64, 64 * ch09.CONTEXT, 0, 64) * 1e3)
     chunk = ch09.comm_row("llama-3-70b", "h100-sxm", 8, 8192)
     s8 = presets.instance("llama-3-70b", "h100-sxm", tp=8, weight_dtype="fp8", kv_dtype="fp8")
     assert chunk.step_ms == pytest.approx(s8.step_time(8192, 0, attention_pairs(0, 8192)) * 1e3)
@@ -88,7 +88,7 @@ def test_tp_row_is_sim_plan_and_agrees_with_chapter_05():
     assert (r.rate, r.gpus, r.usd_per_million, r.bound) == (p.rate_per_instance, p.gpus,
                                                             p.usd_per_million_output_tokens, p.bound)
     assert r.tokens_per_gpu_s == p.rate_per_instance * 500 / 4
-    assert r.tpot_b1_ms == s.step_time(1, ch09.CONTEXT) * 1e3
+    assert r.tpot_b1_ms == s.step_time(1, ch09.CONTEXT, 0, 1) * 1e3
     c5 = ch05.cost_row("llama-3-70b", "h100-sxm", 4, "fp8", "fp8")
     assert (c5.rate, c5.gpus) == (r.rate, r.gpus)
 
@@ -96,8 +96,8 @@ def test_tp_row_is_sim_plan_and_agrees_with_chapter_05():
 def test_infeasible_rows_keep_their_reason():
     lone = ch09.tp_row("llama-3-70b", "h100-sxm", 1, "bf16")
     assert not lone.feasible and lone.tpot_b1_ms is None and "does not fit" in lone.reason
-    tight = ch09.tp_row("llama-3-70b", "h100-sxm", 2, "fp8", tpot_slo=0.02)
-    assert not tight.feasible and tight.tpot_b1_ms > 20 and "lone request" in tight.reason
+    tight = ch09.tp_row("llama-3-70b", "h100-sxm", 2, "fp8", tpot_slo=0.015)
+    assert not tight.feasible and tight.tpot_b1_ms > 15 and "lone request" in tight.reason
     assert ch09.tp_cells(tight)[3:7] == ["-"] * 4
     assert ch09.cheapest_tp([lone, tight]) is None
 
@@ -106,12 +106,12 @@ def test_decode_frontier_and_ceiling():
     pts = ch09.decode_frontier("llama-3-70b", "h100-sxm", 8)
     s = presets.instance("llama-3-70b", "h100-sxm", tp=8, weight_dtype="fp8", kv_dtype="fp8")
     b, step_ms, per_gpu = pts[3]
-    assert step_ms == pytest.approx(s.step_time(b, b * ch09.CONTEXT) * 1e3)
+    assert step_ms == pytest.approx(s.step_time(b, b * ch09.CONTEXT, 0, b) * 1e3)
     assert per_gpu == pytest.approx(b / (step_ms / 1e3) / 8)
     batch, tput = ch09.decode_ceiling("llama-3-70b", "h100-sxm", 4, 30)
     s4 = presets.instance("llama-3-70b", "h100-sxm", tp=4, weight_dtype="fp8", kv_dtype="fp8")
     assert ch05.decode_step_s(s4, batch, ch09.CONTEXT) <= 0.030 < ch05.decode_step_s(s4, batch + 1, ch09.CONTEXT)
-    assert ch09.decode_ceiling("llama-3-70b", "h100-sxm", 2, 20) is None
+    assert ch09.decode_ceiling("llama-3-70b", "h100-sxm", 2, 15) is None
 
 
 def test_prefill_cost_per_token_grows_with_tp():

@@ -139,11 +139,11 @@ def test_other_rules_answer_now(feature):
 @given(setup=setups(24))
 def test_the_promise_is_q_steps_of_step_time(setup):
     """Any setup with a budget of 4 and two seats: A (2, 5) and B (2, 9) at 0 both prefill in step 0,
-    A finishes at the end of step 4, so after step 0 T = now + 3 x step_time(2, context) exactly
+    A finishes at the end of step 4, so after step 0 T = now + 3 x step_time(2, context, 0, 2) exactly
     (the method writes step_time out; this checks it is the same number)."""
     assume(setup.max_num_batched_tokens >= 4 and setup.max_num_seqs >= 2)
     inst = Instance(setup)
     inst.submit_many([0.0, 0.0], [2, 2], [5, 9])
     inst.advance(math.nextafter(0.0, 1.0))
     assert (inst.step, inst.decoders, inst.running) == (1, 2, 2)
-    assert inst.quiet_until() == inst.now + 3 * setup.step_time(2, inst.context)
+    assert inst.quiet_until() == inst.now + 3 * setup.step_time(2, inst.context, 0, 2)

@@ -41,6 +41,8 @@ def setups(draw, max_len):
         kv_serial=draw(st.sampled_from([0.0, 0.0, 0.3, 1.0])),
         kv_bandwidth_ratio=draw(st.sampled_from([1.0, 1.0, 0.61])),
         attn_flops_per_pair=draw(st.sampled_from([0.0, 0.0, 5.2e6])),
+        roofline_p=draw(st.sampled_from([0.0, 0.0, 2.0, 4.0, 8.0])),
+        host_s_per_seq=draw(st.sampled_from([0.0, 0.0, 2.5e-5])),
     )
 
 

@@ -19,7 +19,7 @@ import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conftest import tiny_setup
+from conftest import TICK, tiny_setup
 from sim.engine import run_requests
 from sim.kv import Paged, PrefixCache
 from vllm_reference import engine_mismatches, vllm_run
@@ -40,7 +40,7 @@ def paged_runs(draw):
     watermark = draw(st.sampled_from([0.0, 0.0, 0.1, 0.3]))
     kv = draw(st.sampled_from([0, 1]))
     setup = tiny_setup(kv=kv, budget=budget, seqs=seqs, cap=blocks * B).replace(
-        kv=Paged(block_size=B, watermark=watermark))
+        kv=Paged(block_size=B, watermark=watermark), host_s_per_seq=draw(st.sampled_from([0.0, 0.0, TICK])))
     gaps = draw(st.lists(st.sampled_from([0.0, 0.0, 0.001, 0.01, 0.05]), min_size=n, max_size=n))
     arrivals = list(np.cumsum(gaps))
     return setup, arrivals, inputs, outputs
@@ -92,7 +92,8 @@ def prefix_runs(draw):
     watermark = draw(st.sampled_from([0.0, 0.0, 0.1]))
     kv = draw(st.sampled_from([0, 1]))
     setup = tiny_setup(kv=kv, budget=budget, seqs=seqs, cap=blocks * B).replace(
-        kv=Paged(block_size=B, watermark=watermark), prefix_cache=PrefixCache())
+        kv=Paged(block_size=B, watermark=watermark), prefix_cache=PrefixCache(),
+        host_s_per_seq=draw(st.sampled_from([0.0, 0.0, TICK])))
     gaps = draw(st.lists(st.sampled_from([0.0, 0.0, 0.001, 0.01, 0.05]), min_size=n, max_size=n))
     arrivals = list(np.cumsum(gaps))
     return setup, arrivals, inputs, outputs, prefixes

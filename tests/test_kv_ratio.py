@@ -38,7 +38,8 @@ def ratio_runs(draw):
     fit = max(fit, max(i + o for i, o in zip(inputs, outputs)))
     cap = draw(st.integers(fit, fit * 3))                   # tight to roomy: retractions
     kv = draw(st.sampled_from([0, 1]))
-    setup = tiny_setup(kv=kv, budget=budget, seqs=seqs, cap=cap).replace(kv=policy)
+    setup = tiny_setup(kv=kv, budget=budget, seqs=seqs, cap=cap).replace(
+        kv=policy, host_s_per_seq=draw(st.sampled_from([0.0, 0.0, TICK])))
     gaps = draw(st.lists(st.sampled_from([0.0, 0.0, 0.001, 0.01, 0.05]), min_size=n, max_size=n))
     return setup, list(np.cumsum(gaps)), inputs, outputs
 

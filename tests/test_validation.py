@@ -124,7 +124,7 @@ def test_leave_one_source_out_figures_pool_the_sources():
     assert loso["all"]["rows"] == len(_headline())
     pooled = [s.error for s in _headline()]
     assert loso["all"]["mape"] <= 2 * F.mape(pooled)
-    assert all(v in REPORT["grid"] for v in (f["value"] for f in loso["sources"].values()))
+    assert all(list(v) in REPORT["grid"] for v in (f["value"] for f in loso["sources"].values()))
 
 
 def test_residual_ranges_are_the_reports():
@@ -132,6 +132,7 @@ def test_residual_ranges_are_the_reports():
     ranges = bench.residual_ranges(_scored())
     assert {k: (round(v["low"], 4), round(v["high"], 4), v["rows"]) for k, v in ranges.items()} == residuals.RANGES
     assert residuals.BASE_OVERHEAD_S == REPORT["base_overhead_s"] == F.presets.BASE_OVERHEAD_S
+    assert residuals.HOST_S_PER_SEQ == REPORT["host_s_per_seq"] == F.presets.HOST_S_PER_SEQ
 
 
 # A sample of rows re-simulated: the stored predictions are what the simulator says now.

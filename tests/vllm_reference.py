@@ -32,7 +32,7 @@ The rule, one step:
 4. Every allocation names (caches) the request's blocks that the scheduled tokens fill, capped at
    its known tokens (drafts are not cached): full blocks become shareable the step they are
    scheduled, by requests running or admitted later in the same step.
-5. The step lasts ``setup.step_time(tokens, context, pairs)`` plus the drafts'
+5. The step lasts ``setup.step_time(tokens, context, pairs, decoders)`` plus the drafts'
    ``k x draft_cost x setup.step_time(decoders, context)``; context is the sum over running
    requests of their computed tokens (+1 for a decoder: the token it is computing), pairs the
    prompt chunks' attention pairs (``sim.setup.attention_pairs``), as in tests/kv_reference.py.
@@ -369,7 +369,7 @@ class VllmV1:
         if self.spec is not None and decs:
             extra += self.spec.k * self.spec.draft_cost * setup.step_time(decs, context)
         start = self.now
-        duration = setup.step_time(tokens, context, pairs) + extra
+        duration = setup.step_time(tokens, context, pairs, decs) + extra
         self.now += duration
         held = {q.id: list(q.blocks) for q in work}
         emitted = self._end_of_step(work)

@@ -10,9 +10,11 @@ timings per GPU) are the only data this script reads. Per GPU and weight dtype i
 summed GEMM time of one Llama-3 decoder layer (8B, 70B and 405B shapes at tp 1, 2, 4, 8; m = 1 to
 16384 tokens; 180 points):
 
-    t(m) = max(2 m S / (peak * e(S)), B / (hbm * u)) + c,    e(S) = e_inf * S / (S + s_half)
+    t(m) = || 2 m S / (peak * e(S)), B / (hbm * u) ||_p + c,    e(S) = e_inf * S / (S + s_half)
 
-S = the layer's parameters per GPU, B = their bytes. ``e_inf`` is the matmul efficiency of large
+S = the layer's parameters per GPU, B = their bytes; ||x, y||_p = (x**p + y**p)**(1/p), the
+max for p = 0 (p = 0, 2, 4, 8 are each fitted and the best kept: near the ridge point the measured
+GEMMs run below both bounds, so their efficiency depends on the step's tokens m as well as on S). ``e_inf`` is the matmul efficiency of large
 GEMMs, ``s_half`` the per-GPU size at which it halves (small tensor-parallel slices run the tensor
 cores less well), ``u`` the weight-streaming fraction of HBM bandwidth and ``c`` the fixed time of a
 layer's four GEMM launches (activation quantization included for FP8). The fit minimises squared log
@@ -126,13 +128,27 @@ def _floor(table: dict) -> float:
 
 # --- The fits ----------------------------------------------------------------------------------
 
-def gemm_model(params, s, b, m, peak, hbm):
+ROOFLINE_P = (0, 2, 4, 8)     # how compute and weight streaming combine (sim.setup.ROOFLINE_P): 0 = max
+
+
+def gemm_model(params, s, b, m, peak, hbm, p=0):
     e_inf, s_half, u, c = params
     eff = e_inf * s / (s + s_half)
-    return np.maximum(2 * m * s / (peak * eff), b / (hbm * u)) + c
+    compute, memory = 2 * m * s / (peak * eff), b / (hbm * u)
+    if p == 0:
+        return np.maximum(compute, memory) + c
+    return (compute ** p + memory ** p) ** (1 / p) + c
 
 
 def fit_gemm(rows: list[dict], peak: float, hbm: float) -> dict:
+    """(e_inf, s_half, u, c) for each roofline exponent p of ``ROOFLINE_P``, and the p whose fit has
+    the smallest squared log error over every (shape, tp, m) point: the measured GEMMs pass from
+    weight streaming to compute gradually (a few hundred tokens), which the p-norm follows."""
+    fits = [dict(fit_gemm_at(rows, peak, hbm, p), p=p) for p in ROOFLINE_P]
+    return min(fits, key=lambda f: f["msle"])
+
+
+def fit_gemm_at(rows: list[dict], peak: float, hbm: float, p: int) -> dict:
     """(e_inf, s_half, u, c) minimising the squared log error over every (shape, tp, m) point."""
     s = np.concatenate([[r["params"]] * len(r["m"]) for r in rows]).astype(float)
     b = np.concatenate([[r["bytes"]] * len(r["m"]) for r in rows]).astype(float)
@@ -148,15 +164,16 @@ def fit_gemm(rows: list[dict], peak: float, hbm: float) -> dict:
         errs = np.empty(len(grid))
         for i in range(0, len(grid), 2000):
             g = grid[i:i + 2000, :, None]
-            pred = gemm_model((g[:, 0], g[:, 1], g[:, 2], g[:, 3]), s, b, m, peak, hbm)
+            pred = gemm_model((g[:, 0], g[:, 1], g[:, 2], g[:, 3]), s, b, m, peak, hbm, p)
             errs[i:i + 2000] = (np.log(pred / t) ** 2).mean(axis=1)
         best = grid[int(np.argmin(errs))]
         ranges = [_zoom(v, a, bounds) for v, a, bounds in
                   zip(best, axes, [(0.05, 1.0), (1e3, 1e10), (0.05, 1.5), (0.0, 1e-3)])]
-    pred = gemm_model(tuple(best), s, b, m, peak, hbm)
+    pred = gemm_model(tuple(best), s, b, m, peak, hbm, p)
     rel = pred / t - 1
     return {"e_inf": float(best[0]), "s_half": float(best[1]), "u": float(best[2]), "c_s": float(best[3]),
-            "points": int(len(t)), "mean_abs_err": float(np.abs(rel).mean()),
+            "points": int(len(t)), "msle": float((np.log(pred / t) ** 2).mean()),
+            "mean_abs_err": float(np.abs(rel).mean()),
             "max_abs_err": float(np.abs(rel).max())}
 
 
@@ -213,7 +230,7 @@ def render(fits: dict) -> str:
         lines.append("        'gemm': {")
         for dtype, f in e["gemm"].items():
             lines.append(f"            {dtype!r}: dict(e_inf={f['e_inf']:.4f}, s_half={f['s_half']:.4g}, "
-                         f"u={f['u']:.4f}, c_s={f['c_s']:.4g}),  # {f['points']} points, mean |err| "
+                         f"u={f['u']:.4f}, c_s={f['c_s']:.4g}, p={f['p']}),  # {f['points']} points, mean |err| "
                          f"{f['mean_abs_err']:.1%}, max {f['max_abs_err']:.0%}")
         lines.append("        },")
         lines.append("        'allreduce': {" + ", ".join(
@@ -241,7 +258,7 @@ def main(argv=None) -> int:
     fits = fit_all(inputs)
     for name, e in fits.items():
         for dtype, f in e["gemm"].items():
-            print(f"{name:10} {dtype:5} e_inf {f['e_inf']:.3f} s_half {f['s_half'] / 1e6:7.1f}M u {f['u']:.3f} "
+            print(f"{name:10} {dtype:5} p {f['p']} e_inf {f['e_inf']:.3f} s_half {f['s_half'] / 1e6:7.1f}M u {f['u']:.3f} "
                   f"c {f['c_s'] * 1e6:6.1f} us/layer  mean |err| {f['mean_abs_err']:.1%} max {f['max_abs_err']:.0%}")
         ar = ", ".join(f"tp{tp} {a['alpha_s'] * 1e6:.1f}us+B/{a['beta_Bps'] / 1e9:.0f}GB/s"
                        for tp, a in sorted(e["allreduce"].items()))

@@ -37,10 +37,10 @@ from itertools import repeat
 import numpy as np
 
 from sim import _compiled
-from sim._compiled import DONE, F_BW, F_COMM, F_FLOPS, F_KEEP, F_KV_BYTES, F_KV_RATIO, F_NOW, F_OVERHEAD, \
+from sim._compiled import DONE, F_BW, F_COMM, F_FLOPS, F_HOST, F_KEEP, F_KV_BYTES, F_KV_RATIO, F_NOW, F_OVERHEAD, F_P, \
     F_SERIAL, F_TWO_P, F_UNTIL, F_W_BYTES, GROW, LOG_FULL, S_ADMITTED, S_BUDGET, S_CONTEXT, S_DECODERS, \
     S_DONE, S_KNOWN, S_KV_CAP, S_KV_USED, S_LAST_DONE, S_LAST_KV, S_LOG_M, S_MAX_SEQS, S_PF_HEAD, S_RUNNING, \
-    S_STEP, S_VISIBLE, W_PF_LEFT, W_PF_R, W_STEP, FastState, _event_loop
+    S_STEP, S_VISIBLE, W_PF_LEFT, W_PF_R, W_STEP, FastState, _event_loop, _smooth_max
 from sim._jit import compile_all
 from sim.fleet import routers
 from sim.result import SimResult, expand_steps
@@ -141,8 +141,11 @@ def _quiet_until(i, F, S, req, work):
     compute = F[i, F_TWO_P] * decoders / F[i, F_FLOPS]
     kv = F[i, F_KV_BYTES] * S[i, S_CONTEXT] / F[i, F_KV_RATIO]
     memory = (F[i, F_W_BYTES] + kv * F[i, F_KEEP]) / F[i, F_BW]
-    d = ((memory if memory > compute else compute) + kv * F[i, F_SERIAL] / F[i, F_BW] + F[i, F_OVERHEAD]
-         + F[i, F_COMM] * decoders)
+    p, host = F[i, F_P], F[i, F_HOST]
+    bound = (memory if memory > compute else compute) if p == 0 else _smooth_max(compute, memory, p)
+    comm = F[i, F_COMM]
+    d = (bound + kv * F[i, F_SERIAL] / F[i, F_BW] + F[i, F_OVERHEAD]
+         + (comm * decoders + host * decoders if host else comm * decoders))
     if d <= (q + 4) * 2.3e-16 * (now + (q + 1) * d):
         return now
     return now + q * d
@@ -246,7 +249,7 @@ def _kernel(compiled: bool):
                 ("_mt_next", _mt_next, None, ()),
                 ("_randbelow", _randbelow, None, ("_mt_next",)),
                 ("_sample_pair", _sample_pair, None, ("_randbelow",)),
-                ("_quiet_until", _quiet_until, None, ()),
+                ("_quiet_until", _quiet_until, None, ("_smooth_max",)),
                 ("_bring", _bring, None, ("_event_loop", "_quiet_until")),
                 ("_fleet_loop", _fleet_loop, None, ("_bring", "_randbelow", "_sample_pair")),
             ])
@@ -265,7 +268,7 @@ def _warm(kernels) -> None:
     mt = np.zeros(_N + 1, dtype=i64)
     mt[_N] = _N
     kernels["_sample_pair"](mt, 2)
-    kernels["_fleet_loop"](LEAST_REQUESTS, 0, np.zeros((1, F_COMM + 1)), np.zeros((1, S_KV_CAP + 1), dtype=i64),
+    kernels["_fleet_loop"](LEAST_REQUESTS, 0, np.zeros((1, F_HOST + 1)), np.zeros((1, S_KV_CAP + 1), dtype=i64),
                            np.zeros((1, 1)), np.zeros((1, 3, 1), dtype=i64), np.zeros((1, 1)), np.zeros((1, 1)),
                            np.zeros((1, 6, 2), dtype=i64), np.zeros((1, 1)), np.zeros((1, 6, 1), dtype=i64),
                            np.zeros(1), np.zeros(0), np.zeros(0, dtype=i64), np.zeros(0, dtype=i64),

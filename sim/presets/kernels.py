@@ -10,7 +10,7 @@ KERNELS = {
         'peak': {'bf16': 312000000000000},  # the fractions below are of these dense FLOP/s
         'hbm': 2039000000000,  # ... and of this HBM bandwidth, bytes/s
         'gemm': {
-            'bf16': dict(e_inf=0.8282, s_half=6.038e+06, u=0.7907, c_s=3.087e-05),  # 180 points, mean |err| 5.7%, max 29%
+            'bf16': dict(e_inf=0.8586, s_half=6.86e+06, u=0.8160, c_s=2.846e-05, p=2),  # 180 points, mean |err| 4.0%, max 23%
         },
         'allreduce': {2: (4.604e-06, 1.372e+11), 4: (6.157e-06, 9.474e+10), 8: (9.391e-06, 8.156e+10)},
         'attn_mfu': {'bf16': 0.4581},
@@ -22,8 +22,8 @@ KERNELS = {
         'peak': {'bf16': 989000000000000, 'fp8': 1978000000000000},  # the fractions below are of these dense FLOP/s
         'hbm': 3350000000000,  # ... and of this HBM bandwidth, bytes/s
         'gemm': {
-            'bf16': dict(e_inf=0.7688, s_half=1e+06, u=0.8243, c_s=1.474e-05),  # 180 points, mean |err| 3.3%, max 18%
-            'fp8': dict(e_inf=0.6467, s_half=1.38e+07, u=0.8142, c_s=5.264e-05),  # 180 points, mean |err| 3.2%, max 13%
+            'bf16': dict(e_inf=0.7708, s_half=1e+06, u=0.8384, c_s=1.458e-05, p=4),  # 180 points, mean |err| 2.5%, max 11%
+            'fp8': dict(e_inf=0.6573, s_half=1.489e+07, u=0.8122, c_s=5.192e-05, p=4),  # 180 points, mean |err| 2.5%, max 10%
         },
         'allreduce': {2: (2.718e-06, 2.639e+11), 4: (3.493e-06, 1.621e+11), 8: (4.37e-06, 1.443e+11)},
         'attn_mfu': {'bf16': 0.4977, 'fp8': 0.3337},
@@ -35,8 +35,8 @@ KERNELS = {
         'peak': {'bf16': 989000000000000, 'fp8': 1978000000000000},  # the fractions below are of these dense FLOP/s
         'hbm': 4800000000000,  # ... and of this HBM bandwidth, bytes/s
         'gemm': {
-            'bf16': dict(e_inf=0.7634, s_half=1e+05, u=0.8426, c_s=1.67e-05),  # 180 points, mean |err| 3.2%, max 9%
-            'fp8': dict(e_inf=0.6721, s_half=1.286e+07, u=0.8136, c_s=5.31e-05),  # 180 points, mean |err| 2.9%, max 14%
+            'bf16': dict(e_inf=0.7713, s_half=4.642e+05, u=0.8457, c_s=1.64e-05, p=4),  # 180 points, mean |err| 2.7%, max 9%
+            'fp8': dict(e_inf=0.6745, s_half=1.314e+07, u=0.8223, c_s=5.289e-05, p=4),  # 180 points, mean |err| 2.3%, max 12%
         },
         'allreduce': {2: (2.638e-06, 2.757e+11), 4: (3.413e-06, 1.676e+11), 8: (4.373e-06, 1.473e+11)},
         'attn_mfu': {'bf16': 0.4944, 'fp8': 0.3380},
@@ -48,9 +48,9 @@ KERNELS = {
         'peak': {'bf16': 2250000000000000, 'fp8': 4500000000000000, 'fp4': 9000000000000000},  # the fractions below are of these dense FLOP/s
         'hbm': 7700000000000,  # ... and of this HBM bandwidth, bytes/s
         'gemm': {
-            'bf16': dict(e_inf=0.6459, s_half=1e+05, u=0.8028, c_s=1.578e-05),  # 180 points, mean |err| 4.7%, max 25%
-            'fp8': dict(e_inf=0.5850, s_half=1.585e+07, u=0.7595, c_s=6.272e-05),  # 180 points, mean |err| 4.7%, max 19%
-            'fp4': dict(e_inf=0.4223, s_half=1e+07, u=0.5148, c_s=4.533e-05),  # 180 points, mean |err| 6.6%, max 19%
+            'bf16': dict(e_inf=0.6781, s_half=1e+05, u=0.8133, c_s=1.489e-05, p=2),  # 180 points, mean |err| 3.8%, max 13%
+            'fp8': dict(e_inf=0.6071, s_half=1.868e+07, u=0.7703, c_s=6.133e-05, p=2),  # 180 points, mean |err| 3.1%, max 16%
+            'fp4': dict(e_inf=0.4235, s_half=1e+07, u=0.5234, c_s=4.523e-05, p=4),  # 180 points, mean |err| 6.6%, max 18%
         },
         'allreduce': {2: (4.658e-06, 4.793e+11), 4: (5.298e-06, 2.767e+11), 8: (6.358e-06, 2.003e+11)},
         'attn_mfu': {'bf16': 0.4393, 'fp8': 0.2812},
@@ -62,9 +62,9 @@ KERNELS = {
         'peak': {'bf16': 2500000000000000, 'fp8': 5000000000000000, 'fp4': 10000000000000000},  # the fractions below are of these dense FLOP/s
         'hbm': 8000000000000,  # ... and of this HBM bandwidth, bytes/s
         'gemm': {
-            'bf16': dict(e_inf=0.6260, s_half=1e+05, u=0.7347, c_s=1.377e-05),  # 180 points, mean |err| 4.9%, max 24%
-            'fp8': dict(e_inf=0.5395, s_half=1.526e+07, u=0.7574, c_s=6.091e-05),  # 180 points, mean |err| 4.8%, max 21%
-            'fp4': dict(e_inf=0.4135, s_half=1e+07, u=0.5080, c_s=4.299e-05),  # 180 points, mean |err| 6.3%, max 19%
+            'bf16': dict(e_inf=0.6429, s_half=1e+05, u=0.7715, c_s=1.353e-05, p=2),  # 180 points, mean |err| 3.6%, max 12%
+            'fp8': dict(e_inf=0.5604, s_half=1.817e+07, u=0.7657, c_s=5.947e-05, p=2),  # 180 points, mean |err| 3.1%, max 16%
+            'fp4': dict(e_inf=0.4142, s_half=1e+07, u=0.5159, c_s=4.29e-05, p=4),  # 180 points, mean |err| 6.1%, max 17%
         },
         'allreduce': {2: (4.187e-06, 4.712e+11), 4: (4.947e-06, 2.691e+11)},
         'attn_mfu': {'bf16': 0.4378, 'fp8': 0.2850},
@@ -76,8 +76,8 @@ KERNELS = {
         'peak': {'bf16': 362050000000000, 'fp8': 733000000000000},  # the fractions below are of these dense FLOP/s
         'hbm': 864000000000,  # ... and of this HBM bandwidth, bytes/s
         'gemm': {
-            'bf16': dict(e_inf=0.5705, s_half=4.642e+05, u=0.8229, c_s=0),  # 180 points, mean |err| 8.8%, max 43%
-            'fp8': dict(e_inf=0.4692, s_half=3.594e+06, u=0.8465, c_s=3.216e-05),  # 180 points, mean |err| 9.6%, max 40%
+            'bf16': dict(e_inf=0.5850, s_half=1e+05, u=0.8641, c_s=0, p=2),  # 180 points, mean |err| 7.6%, max 36%
+            'fp8': dict(e_inf=0.4872, s_half=2.154e+06, u=0.8627, c_s=2.952e-05, p=2),  # 180 points, mean |err| 7.4%, max 36%
         },
         'allreduce': {2: (8.952e-06, 1.847e+10), 4: (1.218e-05, 3.339e+09), 8: (3.671e-05, 9.582e+08)},
         'attn_mfu': {'bf16': 0.3714, 'fp8': 0.3245},
