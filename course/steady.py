@@ -1,7 +1,7 @@
 """Chapter 01, section 4: why a 1500-request trial and a steady-state trial disagree.
 
 ``steady_check`` runs the steady-state trial ``sim.capacity`` judges a rate by (``steady_trial``:
-about 100 windows, a window being the longer of the most time a passing request spends in the
+about 200 windows, a window being the longer of the most time a passing request spends in the
 instance and the time arrivals take to fill its largest batch) and reads it two ways: its first
 ``short`` requests alone (the same arrivals as the handbook's 1500-request trial, since the
 same seed draws the same gaps; their latencies differ a little, as in the long run more requests

@@ -20,9 +20,13 @@ How long a run at a rate lasts (fixed lengths):
   together, so a run's verdict is worth about as many independent samples as it has windows. The
   tail the target allows (``1 - target``: 1% for p99) must hold at least a window's worth of
   requests, or whether one bad window falls inside the run decides the verdict: ``STEADY_WINDOWS``
-  = 100 windows (``1 / (1 - target)`` for a stricter target) give the 1% tail one window, and the
+  = 200 windows (``2 / (1 - target)`` for a stricter target) give the 1% tail two windows, and the
   answer then moves by under 2% when the trial is doubled (``tests/test_capacity.py`` checks it for
-  ``max_num_seqs`` 64-4096; 1500 requests move it by up to 7% and overstate it by 10-16%). The first window (a warm-up: its requests meet a partly empty batch)
+  ``max_num_seqs`` 64-4096; 1500 requests move it by up to 7% and overstate it by 10-16%). One
+  window's worth was not enough once the step model grew its host time per sequence: a batch
+  capped at 64 sequences (70B FP8 on one H200, MLPerf's limits) queues near its capacity for
+  longer than a window, and 100 windows moved by 2.3% when doubled; with 200, seeds 0-3 move by
+  0.4-2.0% (the spread of the answer over seeds is itself about 2%). The first window (a warm-up: its requests meet a partly empty batch)
   and the last (a drain: no arrivals follow them) are not judged. A run that has certainly failed
   stops early (``Runs``), so an overloaded rate costs a few windows, not a hundred.
   ``STEADY_MIN_REQUESTS`` and ``STEADY_MAX_REQUESTS`` bound a trial's size.
@@ -48,7 +52,7 @@ CRITERIA = ("both", "each")                 # a run passes: target of requests m
 SEARCH_REL_TOL = 0.005                      # the search's default relative width of its last bracket
 BISECT_LO, BISECT_HI, BISECT_ITERATIONS = 1.0, 60.0, 12     # the handbook's bracket and halvings
 POISSON_REQUESTS = 1500                     # requests per run of the handbook's bisection (the chapter's)
-STEADY_WINDOWS = 100                        # a steady-state trial's length, in windows (see the module doc)
+STEADY_WINDOWS = 200                        # a steady-state trial's length, in windows (see the module doc)
 STEADY_MIN_REQUESTS = 3000                  # ... and at least this many requests
 STEADY_MAX_REQUESTS = 300_000               # ... and at most (SLOs so loose a window never ends)
 
@@ -178,14 +182,14 @@ def _predicate(setup, load, ttft_slo, tpot_slo, target, num_requests, seed, crit
 def steady_trial(setup: Setup, input_len, output_len, ttft_slo: float, tpot_slo: float,
                  rate: float, target: float = 0.99) -> tuple[int, float]:
     """A steady-state trial at ``rate``: (requests, window seconds). It lasts ``STEADY_WINDOWS``
-    windows, or ``1 / (1 - target)`` when that is more (a tail of ``1 - target`` then still spans
-    a window), at least ``STEADY_MIN_REQUESTS`` and at most ``STEADY_MAX_REQUESTS`` requests; requests
+    windows, or ``2 / (1 - target)`` when that is more (a tail of ``1 - target`` then still spans
+    two windows), at least ``STEADY_MIN_REQUESTS`` and at most ``STEADY_MAX_REQUESTS`` requests; requests
     arriving in its first and last window are not judged (see the module docstring). Lengths are
     ints or ``sim.lengths`` distributions (their means count)."""
     mean_in, mean_out = (x if isinstance(x, int) else x.mean for x in (input_len, output_len))
     batch = max(1, min(setup.max_num_seqs, int(setup.kv_capacity_tokens // (mean_in + mean_out))))
     window = max(ttft_slo + max(0.0, mean_out - 1) * tpot_slo, batch / rate)
-    windows = max(STEADY_WINDOWS, round(1 / (1 - target), 6)) if target < 1 else math.inf   # 1/(1-0.99) is 100.00000000000009
+    windows = max(STEADY_WINDOWS, round(2 / (1 - target), 6)) if target < 1 else math.inf   # 2/(1-0.99) is 199.99999999999983
     n = windows * window * rate
     n = STEADY_MAX_REQUESTS if not math.isfinite(n) else min(STEADY_MAX_REQUESTS, max(STEADY_MIN_REQUESTS, math.ceil(n)))
     return n, window
