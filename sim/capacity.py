@@ -33,7 +33,7 @@ How long a run at a rate lasts (fixed lengths):
 - ``num_requests=N``: N requests, every one judged (the handbook's trials: ``method="bisect"``
   uses 1500). An instance whose batch holds hundreds of requests absorbs a short run whole and
   never reaches a steady state, so such trials overstate capacity (70B FP8 on one H200 with
-  ``max_num_seqs=1200``: 17.5 req/s with 1500 requests, 15.1 req/s steady).
+  ``max_num_seqs=1200``: 17.5 req/s with 1500 requests, 15.0 req/s steady).
 """
 
 from __future__ import annotations

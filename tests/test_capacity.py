@@ -158,7 +158,7 @@ def test_runs_far_over_capacity_stop_early_and_the_chapter_search_is_cheaper():
     assert f"{rate:.1f}" == "16.8" and runs.runs <= 10 and rate in runs.results
     assert max_rate(chapter_setup(), (2000, 500), 2.0, 0.05, method="bisect") == 16.75830078125
     steady, runs = capacity.search(chapter_setup(), 2000, 500, 2.0, 0.05, rel_tol=1e-3)
-    assert f"{steady:.1f}" == "15.9" and runs.runs <= 10 and runs.cut_short >= 2 and steady in runs.results
+    assert f"{steady:.1f}" == "16.1" and runs.runs <= 10 and runs.cut_short >= 2 and steady in runs.results
 
 
 # --- The steady-state trial ------------------------------------------------------------------
@@ -166,9 +166,9 @@ def test_runs_far_over_capacity_stop_early_and_the_chapter_search_is_cheaper():
 def test_steady_trial_by_hand():
     # window: 0.5 + 29 x 0.05 = 1.95 s in the instance, or 8 sequences (4000 // 130 = 30 fit) / rate
     w = 0.5 + 29 * 0.05
-    assert capacity.steady_trial(SMALL, 100, 30, 0.5, 0.05, 10.0) == (3000, w)       # 100 x 19.5 < 3000
+    assert capacity.steady_trial(SMALL, 100, 30, 0.5, 0.05, 5.0) == (3000, w)        # 200 x 9.75 < 3000
     n, window = capacity.steady_trial(SMALL, 100, 30, 0.5, 0.05, 100.0)
-    assert (n, window) == (math.ceil(100 * w * 100.0), w) and 19500 <= n <= 19501
+    assert (n, window) == (math.ceil(200 * w * 100.0), w) and 39000 <= n <= 39001
     n, window = capacity.steady_trial(SMALL, 100, 30, 0.5, 0.05, 1.0)                       # filling 8 takes 8 s
     assert (n, window) == (3000, 8.0)
     assert capacity.steady_trial(SMALL, 100, 30, 1e9, 1e9, 1.0)[0] == capacity.STEADY_MAX_REQUESTS
@@ -272,8 +272,8 @@ def test_each_percentile_is_looser_than_both_at_once():
 
 
 def test_a_stricter_target_lengthens_the_trial():
-    n99, w = capacity.steady_trial(SMALL, 100, 30, 0.5, 0.05, 100.0)
-    n999, w999 = capacity.steady_trial(SMALL, 100, 30, 0.5, 0.05, 100.0, target=0.999)
-    assert w999 == w and n999 == math.ceil(round(1 / (1 - 0.999), 6) * w * 100.0) and n999 > 9 * n99
-    assert n99 == math.ceil(100 * w * 100.0)
+    n99, w = capacity.steady_trial(SMALL, 100, 30, 0.5, 0.05, 50.0)
+    n999, w999 = capacity.steady_trial(SMALL, 100, 30, 0.5, 0.05, 50.0, target=0.999)
+    assert w999 == w and n999 == math.ceil(round(2 / (1 - 0.999), 6) * w * 50.0) and n999 > 9 * n99
+    assert n99 == math.ceil(200 * w * 50.0)
     assert capacity.steady_trial(SMALL, 100, 30, 0.5, 0.05, 100.0, target=1.0)[0] == capacity.STEADY_MAX_REQUESTS

@@ -17,7 +17,7 @@ def test_plan_table_and_chapter_overrides(capsys):
     assert "16.8 req/s" in out and "12, 16 with 1.3x" in out and "$320/h" in out and "$0.89" in out
     assert main(chapter) == 0                      # the default: steady-state trials (sim.capacity)
     out = capsys.readouterr().out
-    assert "15.9 req/s" in out and "13, 17 with 1.3x" in out
+    assert "16.1 req/s" in out and "13, 17 with 1.3x" in out
 
 
 def test_plan_json(capsys):

@@ -23,11 +23,11 @@ def test_chapter_setup_is_the_chapters_instance():
 
 
 def test_default_design_gives_the_chapters_figures():
-    """The chapter's instance on sim.capacity's steady-state trials: 15.9 req/s (the handbook's
+    """The chapter's instance on sim.capacity's steady-state trials: 16.1 req/s (the handbook's
     1500-request bisection, 16.8 req/s and 12 / 16 instances, is tests/test_plan.py's search="chapter")."""
     d = panel.design()
     assert d.feasible
-    assert f"{d.rate_per_instance:.1f}" == "15.9"
+    assert f"{d.rate_per_instance:.1f}" == "16.1"
     assert (d.instances_no_headroom, d.instances, d.gpus) == (13, 17, 136)
     assert d.usd_per_hour == 340
     assert f"{d.usd_per_million_output_tokens:.2f}" == "0.94"
@@ -96,7 +96,7 @@ def test_a_request_larger_than_the_kv_cache_says_so():
 def test_what_changed_names_the_rate_the_bound_and_the_ceiling():
     before, after = panel.design(), panel.design(200, 2000, 500, 0.5)
     line = panel.what_changed(before, after, "mfu")
-    assert line.startswith("MFU") and "15.9 →" in line and "算力上限 17.9 → 22.4" in line and "GPU 136 →" in line
+    assert line.startswith("MFU") and "16.1 →" in line and "算力上限 17.9 → 22.4" in line and "GPU 136 →" in line
     assert "无解" in panel.what_changed(before, panel.design(hw=panel.Hardware(gpu="a100-80gb")), "gpu")
     assert "改变" in panel.what_changed(None, before) or "移动" in panel.what_changed(None, before)
 
@@ -120,7 +120,7 @@ def _curve_lines(p):
 def test_panel_starts_at_the_chapters_answer(design_panel):
     p = design_panel
     assert p.design == panel.design()
-    assert "15.9 req/s" in p.table.value and "13 / 17" in p.table.value and "$340" in p.table.value
+    assert "16.1 req/s" in p.table.value and "13 / 17" in p.table.value and "$340" in p.table.value
     assert p.chart.value.startswith("<svg") and "p99 TTFT" in p.chart.value
     x, _ = plots.line_data(p.figure, "chosen rate")
     assert x[0] == pytest.approx(p.design.rate_per_instance)
