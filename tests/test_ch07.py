@@ -72,6 +72,32 @@ def test_verdict_compares_the_best_of_each_side():
     assert v.winner == "PD"
 
 
+def test_the_two_pd_splits_are_bound_by_different_slos():
+    # the prose: 2P2D is TTFT-bound (its capacity does not move with TPOT), 3P1D is TPOT-bound and
+    # falls to tie 2P2D at TPOT 20 ms; at TTFT 0.5 s the best split is 3P1D again
+    pd2 = [ch07.capacity("conv", "2P2D", 1.0, tpot) for tpot in ch07.SLO_TPOT]
+    assert len(set(pd2)) == 1
+    assert ch07.capacity("conv", "3P1D", 1.0, 0.02) == pd2[0] < ch07.capacity("conv", "3P1D", 1.0, 0.05)
+    assert ch07.verdict("conv", 1.0, 0.02).best_pd == "2P2D" and ch07.verdict("conv", 0.5, 0.02).best_pd == "3P1D"
+
+
+def test_every_pd_win_on_the_code_trace_is_the_tpot_slo():
+    # the prose: wherever PD wins the code grid, the colocated fleet meets the same TTFT without TPOT judged
+    wins = [(t, p) for t in ch07.SLO_TTFT for p in ch07.SLO_TPOT if ch07.verdict("code", t, p).winner == "PD"]
+    assert wins and any(t == 0.5 for t, _ in wins)
+    for t, p in wins:
+        assert ch07.capacity("code", "colocated", t, None) >= ch07.verdict("code", t, p).pd
+
+
+def test_the_small_chunk_saves_the_short_answers_end_to_end():
+    # the prose: at 4 req/s of the code trace the 8192-token chunks push answers of a few dozen tokens
+    # past 5 s; with 2048-token chunks only long answers (80+ tokens) are left over 5 s, under 1%
+    out = np.asarray(ch07.load("code", 4).output_len)
+    big, small = (ch07.run("code", lay, 4).e2e > 5.0 for lay in ("colocated", "colocated-2k"))
+    assert out[big].min() < 60 and out[small].min() >= 80
+    assert small.mean() < 1 - ch07.TARGET < big.mean()
+
+
 def test_attainment_judges_only_the_slos_given():
     r = ch07.Run(ttft=np.array([0.5, 0.5, 3.0]), tpot=np.array([0.01, 0.2, np.nan]), e2e=np.array([1.0, 9.0, 3.0]),
                  itl_p99_s=0.0, transfer_p99_s=None)
@@ -139,19 +165,24 @@ def test_links_the_problems_and_has_a_judge_cell(nb):
 QUOTED = [
     ("1469 token", "1469 / "), ("13 token", "13 / "), ("73.4 : 1", "73.4 : 1"), ("5.5 : 1", "5.5 : 1"),
     ("13.4 倍", "13.4x"), ("70,266", "70,266"), ("5,256", "5,256"), ("2.6 倍", "2.6x"),
-    ("3P1D 撑到 50 req/s", "3P1D          50"), ("混合部署只有 30", "colocated     30"),
+    ("3P1D 撑到 50 req/s", "3P1D          50"), ("混合部署只有 40", "colocated     40"),
     ("3P1D 是 60", "3P1D          60"), ("混合是 50", "colocated     50"),
-    ("10.9 ms", "10.9 ms"), ("PD 赢（2 对 0）", "PD: 0 vs 3P1D 2"),
-    ("只撑 10 req/s，2P2D 撑 40", "PD: 10 vs 2P2D 40"), ("打平（50 对 50）", "tie: 50 vs 3P1D 50"),
-    ("60 对 50", "PD: 50 vs 3P1D 60"), ("40 对 10", "PD: 10 vs 2P2D 40"),
+    ("6.9 ms", "6.9 ms"), ("PD 赢（2 对 0）", "PD: 0 vs 3P1D 2"), ("两边都只撑到 2 req/s，打平", "tie: 2 vs 2P2D 2"),
+    ("只撑 20 req/s，2P2D 撑 40", "PD: 20 vs 2P2D 40"), ("混合部署 40、3P1D 50", "PD: 40 vs 3P1D 50"), ("打平（50 对 50）", "tie: 50 vs 3P1D 50"),
+    ("60 对 50", "PD: 50 vs 3P1D 60"), ("40 对 20", "PD: 20 vs 2P2D 40"),
     ("160 KiB", "160 KiB"), ("167 MB", "167 MB"), ("1.9 ms", "1.9 ms"), ("7.4 ms", "7.4 ms"),
     ("29.3 ms", "29.3 ms"), ("99.5 ms", "99.5 ms"), ("431.5 ms", "431.5 ms"), ("P99 传输是 4.5 ms", "4.5 ms"),
-    ("从 4.5 ms 变成 55.9 ms", "55.9 ms"),
+    ("从 4.5 ms 变成 55.9 ms", "55.9 ms"), ("从 27.5% 降到 25.1%", "100.0%            27.5%"),
+    ("从 27.5% 降到 25.1%", "100.0%            25.1%"),
     # the code trace judged on other SLOs
-    ("超 TPOT 的是 1.7%", "colocated     0.0% / 1.7%"), ("3P1D 有 6.6% 超过 2 s", "3P1D          0.0% / 0.0%                6.6% / 0.0%"),
-    ("混合部署撑到 4 req/s，最好的 PD 配比只有 2", "colocated     0.0% / 1.7%                0.5% / 14.6%               0                    4              2"),
-    ("混合部署撑到 4 req/s，最好的 PD 配比只有 2", "3P1D          0.0% / 0.0%                6.6% / 0.0%                2                    2              2"),
-    ("两边都是 2，打平", "3P1D          0.0% / 0.0%                6.6% / 0.0%                2                    2              2"),
+    ("超 TPOT 的是 0.8%", "colocated     0.0% / 0.8%"), ("跳到 12.9%", "colocated     0.0% / 0.8%                0.0% / 12.9%"),
+    ("3P1D 有 4.7% 超过 2 s", "3P1D          0.0% / 0.0%                4.7% / 0.0%"),
+    ("12.9% 对 12.5%", "colocated-2k  0.0% / 0.7%                0.0% / 12.5%"),
+    ("混合部署撑到 4 req/s，最好的 PD 配比只有 2", "colocated     0.0% / 0.8%                0.0% / 12.9%               2                    4              2"),
+    ("混合部署撑到 4 req/s，最好的 PD 配比只有 2", "3P1D          0.0% / 0.0%                4.7% / 0.0%                2                    2              2"),
+    ("混合部署撑到 4 req/s，最好的 PD 配比只有 2", "2P2D          0.6% / 0.0%                15.2% / 0.0%               2                    2              2"),
+    ("预算 8192 的混合部署退回 2，预算 2048 的仍撑到 4，PD 还是 2",
+     "colocated-2k  0.0% / 0.7%                0.0% / 12.5%               2                    4              4"),
 ]
 
 

@@ -136,6 +136,47 @@ def test_runs_count_each_class_and_the_split_protects_short_prompts():
     assert split.short.ttft_p99_s < shared.short.ttft_p99_s and split.long.ttft_p99_s > shared.long.ttft_p99_s
 
 
+
+def _full_chunk_share(result, mask):
+    """Share of the class's decode gaps that are steps at least half as long as one 8192-token
+    prefill chunk (with no prefix): the steps the prose calls full-chunk steps."""
+    gaps, counts = ch10.itl_gaps(result, mask)
+    return counts[gaps > ch10.setup().step_time(8192, 0, 0, 0) / 2].sum() / counts.sum()
+
+
+def test_more_gpus_do_not_beat_the_split_and_two_long_instances_starve_the_short():
+    shared4, split, two_long, shared6 = (ch10.run_mooncake(n, k) for n, k in ((4, 0), (4, 1), (4, 2), (6, 0)))
+    assert shared6.short.ttft_p99_s > split.short.ttft_p99_s
+    assert split.short.ttft_p99_s < two_long.short.ttft_p99_s < shared4.short.ttft_p99_s
+    assert two_long.short_ttft_met < shared4.short_ttft_met < split.short_ttft_met
+
+
+def test_short_p99_itl_is_a_full_chunk_step_until_those_are_under_1pct():
+    """The prose's threshold: P99 ITL sits at a long step while more than 1% of the gaps are
+    full-chunk steps, and falls to an ordinary decode step (5 + 1 on 48 GPUs) once they are not."""
+    w = ch10.mooncake_load()
+    short = np.asarray(w.input_len) <= ch10.LONG
+    half_chunk = ch10.setup().step_time(8192, 0, 0, 0) / 2
+    for n, k in ((4, 0), (4, 1), (4, 2), (5, 1)):
+        assert _full_chunk_share(run_fleet(ch10.fleet(n, k), w), short) > 0.01
+        assert ch10.run_mooncake(n, k).short.itl_p99_s > half_chunk
+    assert _full_chunk_share(run_fleet(ch10.fleet(6, 1), w), short) < 0.01
+    assert ch10.run_mooncake(6, 1).short.itl_p99_s < ch10.setup().step_time(64, 64 * 8000, 0, 64)
+
+
+def test_the_split_lowers_short_itl_only_once_long_prompts_are_common():
+    for share in ch10.SHARES:
+        w = ch10.mix(share, 96_000)
+        short = np.asarray(w.input_len) <= ch10.LONG
+        shared, split = ch10.run_mix(4, 0, share, 96_000), ch10.run_mix(4, 1, share, 96_000)
+        assert _full_chunk_share(run_fleet(ch10.fleet(4, 1), w), short) < 0.01
+        if share == 0.02:
+            assert _full_chunk_share(run_fleet(ch10.fleet(4), w), short) < 0.01
+            assert split.short.itl_p99_s == pytest.approx(shared.short.itl_p99_s, rel=0.1)
+        else:
+            assert _full_chunk_share(run_fleet(ch10.fleet(4), w), short) > 0.01
+            assert split.short.itl_p99_s < shared.short.itl_p99_s / 3
+
 def test_ttft_figure_plots_the_short_prompts_ttft():
     fig = ch10.ttft_figure(layouts=((4, 1),))
     x, y = plots.line_data(fig, "3 + 1 long (32 GPUs)")
@@ -239,30 +280,38 @@ QUOTED = [
     ("从 184 个降到 46 个", "5.4 GB           184               46"),
     ("0.67 GB", "0.67 GB    0.67 GB     1474"), ("3.72 GB 对 21.47 GB", "3.72 GB     956      266"),
     ("从 46 个升到 266 个", "266"),
-    ("59,747", "59,747"), ("101,532", "101,532"), ("69%", "69%"), ("8.64 s", "8.64 s"), ("17,336", "17,336"),
+    ("59,674", "59,674"), ("101,239", "101,239"), ("69%", "69%"), ("8.58 s", "8.58 s"), ("17,330", "17,330"),
     ("占 88%", "88%"),
     ("12,031", "12,031"), ("6,909", "6,909"), ("85,400", "85,400"), ("126,195", "126,195"),
     ("6.9%", "6.9% of the requests"), ("32.9%", "32.9% of the prompt tokens"),
     ("978 个请求，其中 69 个", "978 requests, 69 above"),
-    ("6.82 s，只有 84.7%", "shared 4    32    6.82 s          337 ms         84.7%"),
-    ("2.93 s，91.2%", "3 + 1 long  32    2.93 s          312 ms         91.2%"),
-    ("还有 5.61 s", "shared 6    48    5.61 s"), ("从 8.15 s 变成 18.53 s", "8.15 s"), ("18.53 s", "18.53 s"),
-    ("3.86 s", "2 + 2 long  32    3.86 s"), ("从 346 ms 变成 555 ms", "8.15 s         346 ms"),
-    ("555 ms", "18.53 s        555 ms"),
-    ("369 ms，分出一个长池后降到 108 ms", "5%          shared 4    32    7.22 s          369 ms"),
-    ("108 ms；占 10% 时是 569 ms 对 108 ms", "10%         3 + 1 long  32    1.09 s          108 ms"),
-    ("569 ms", "10%         shared 4    32    10.29 s         569 ms"),
-    ("34.94 s", "34.94 s"), ("14.68 s", "14.68 s"), ("217.08 s", "217.08 s"), ("29.89 s", "29.89 s"),
-    ("2.2e-16", "2.2e-16"), ("945.3 s", "945.3 s"), ("59.1 s", "59.1 s"), ("24.13 s 降到 1.51 s", "24.13 s"),
-    ("1.51 s", "1.51 s"), ("5.3 ms", "5.3 ms"), ("52.5 ms", "52.5 ms"), ("169.1 ms", "hop 169.1 ms"),
-    ("1.75 s", "exposed 1.75 s"), ("3.26 s", "total 3.26 s"),
+    ("7.25 s，只有 84.3%", "shared 4    32    7.25 s          320 ms         84.3%"),
+    ("2.94 s，91.1%", "3 + 1 long  32    2.94 s          299 ms         91.1%"),
+    ("还有 4.76 s", "shared 6    48    4.76 s"), ("从 10.58 s 变成 17.85 s", "84.3%           10.58 s"),
+    ("17.85 s", "91.1%           17.85 s"),
+    ("回升到 4.36 s，2 s 以内的只剩 74.1%", "2 + 2 long  32    4.36 s          327 ms         74.1%"),
+    ("从 332 ms 变成 543 ms", "10.58 s        332 ms"), ("543 ms", "17.85 s        543 ms"),
+    ("299～327 ms", "299 ms"), ("299～327 ms", "327 ms"),
+    ("4 + 1 是 182 ms", "4 + 1 long  40    2.57 s          182 ms"),
+    ("48 张卡的共享池 118 ms", "shared 6    48    4.76 s          118 ms"),
+    ("297 ms，分出一个长池后降到 58 ms", "5%          shared 4    32    7.22 s          297 ms"),
+    ("297 ms，分出一个长池后降到 58 ms", "5%          3 + 1 long  32    1.07 s          58 ms"),
+    ("占 10% 时是 531 ms 对 51 ms", "10%         3 + 1 long  32    1.01 s          51 ms"),
+    ("占 10% 时是 531 ms 对 51 ms", "10%         shared 4    32    10.95 s         531 ms"),
+    ("（66 ms 对 69 ms）", "2%          shared 4    32    3.15 s          66 ms"),
+    ("（66 ms 对 69 ms）", "2%          3 + 1 long  32    1.01 s          69 ms"),
+    ("34.12 s", "34.12 s"), ("2 个是 12.91 s，和共享池的 12.96 s", "12.96 s"), ("12.91 s", "100.0%          12.91 s"),
+    ("213.17 s", "213.17 s"), ("29.21 s", "29.21 s"),
+    ("2.2e-16", "2.2e-16"), ("944.2 s", "944.2 s"), ("59.0 s", "59.0 s"), ("23.99 s 降到 1.50 s", "23.99 s"),
+    ("1.50 s", "1.50 s"), ("5.3 ms", "5.3 ms"), ("52.5 ms", "52.5 ms"), ("169.1 ms", "hop 169.1 ms"),
+    ("1.75 s", "exposed 1.75 s"), ("3.25 s", "total 3.25 s"),
     ("46 个变成 230 个", "H2O: 20% budget                      4.30 GB                 230"),
     ("1474 个", "1474"), ("10 个变成 52 个或 337 个", "0.14 GB                 337"),
     ("中位数就有 6,909 token，P90 是 27,367", "p90 27,367"),
-    ("5 + 1 降到 180 ms", "5 + 1 long  48    2.58 s          180 ms"),
-    ("步长模型算是 31.88 s，比只算 FLOPs 的 24.13 s", "calibrated step model 31.88 s, FLOPs only 24.13 s"),
+    ("5 + 1 降到 11 ms", "5 + 1 long  48    2.37 s          11 ms"),
+    ("步长模型算是 31.67 s，比只算 FLOPs 的 23.99 s", "calibrated step model 31.67 s, FLOPs only 23.99 s"),
     ("FP8 峰值的 33%", "33% of the FP8 peak"),
-    ("13.80 s，只有 39.7%", "(least_kv): short p99 TTFT 13.80 s, 39.7% within 2 s"),
+    ("13.40 s，只有 40.9%", "(least_kv): short p99 TTFT 13.40 s, 40.9% within 2 s"),
 ]
 
 
