@@ -9,6 +9,7 @@ p99 TTFT < 2 s, p99 TPOT < 50 ms.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -16,7 +17,7 @@ from course import memo, plots
 from course.kit import DropdownPanel, rows_html, text_table
 from sim import plan, presets
 from sim.presets.dtypes import WEIGHT_FORMATS
-from sim.setup import attention_pairs
+from sim.setup import attention_pairs, smooth_max
 
 GB = 1e9
 SERVICE = dict(qps=200, input_len=2000, output_len=500, ttft_slo=2.0, tpot_slo=0.05)
@@ -88,9 +89,14 @@ def prefill_step_s(setup, tokens: int = 8192) -> float:
 
 
 def gemm_s(setup, tokens: int) -> float:
-    """The step's matmuls alone: the slower of their FLOPs and the weight read (no KV, no overhead).
-    This is what a kernel benchmark such as Marlin's times."""
-    return max(2 * setup.params * tokens / (setup.peak_flops * setup.mfu), setup.weight_bytes / setup.bandwidth)
+    """The step's matmuls alone (no KV, no overhead): their FLOPs and the weight read combined as the
+    step model combines them (``roofline_p`` 0: the slower; else their p-norm, the calibrated
+    presets' rounded corner). This is what a kernel benchmark such as Marlin's times."""
+    compute = 2 * setup.params * tokens / (setup.peak_flops * setup.mfu)
+    memory = setup.weight_bytes / setup.bandwidth
+    if setup.roofline_p == 0:
+        return max(compute, memory)
+    return smooth_max(compute, memory, setup.roofline_p, math.sqrt)
 
 
 def crossover_batch(model: str = MODEL, gpu: str = "h100-sxm", tp: int = 8, kv_dtype: str = "fp8",

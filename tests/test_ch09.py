@@ -250,19 +250,26 @@ QUOTED = [
     ("one-shot 最快（2.3 us", "1       16 KiB      2.3 "), ("1 MiB（batch 64）实测 26.0 us", "26.0"),
     ("NVLS 只要 6.3 us", " 6.3 "), ("128 MiB 实测 575.5 us", "575.5"), ("233 GB/s 的算法带宽", "233 GB/s"),
     ("408 GB/s 的总线带宽", "408 GB/s"), ("1 MiB 它给 11.6 us", "11.6"), ("128 MiB 它给 934.5 us", "934.5"),
-    ("一步 14.2 ms 里只有 0.72 ms", "0.72"), ("其中 0.70 ms", "0.70"), ("一半时间（50%）", "50%"),
+    ("一步 10.1 ms 里只有 0.72 ms", "0.72"), ("其中 0.70 ms", "0.70"), ("一半时间（50%）", "50%"),
     ("TP=2 时只有 13%", "13%"),
+    ("是 all-reduce（7%）", "10.1     7%"),
     # TP
-    ("只有 66 token/s", " 66 "), ("$13.60", "$13.60"), ("214 张卡", "214"), ("$1.49", "$1.49"), ("296 张卡、$2.06", "$2.06"), ("TP=2 是 613", " 613 "),
-    ("TP=8 只有 445", " 445 "), ("（$2.61）", "$2.61"), ("23.7 ms", "23.7"), ("0.79 req/s", "0.79"),
-    ("TP=8 的 $6.06", "$6.06"), ("TP=4 的 $11.53", "$11.53"), ("降到 14.2 ms", "14.2"),
-    ("2364 和 2377", "2364"), ("2364 和 2377", "2377"), ("只有 1700", "1700"), ("TP=8 的 989", "989"),
-    ("TP=4 的 639", "639"), ("模拟 3432，实测 2608", "3432"), ("模拟 3432，实测 2608", "2608"),
-    ("1641 对 1964", "1641"), ("1641 对 1964", "1964"),
+    ("只有 75 token/s", " 75 "), ("$12.10", "$12.10"), ("188 张卡", " 188 "), ("$1.31", "$1.31"),
+    ("272 张卡、$1.89", " 272 "), ("272 张卡、$1.89", "$1.89"), ("TP=2 是 695", " 695 "),
+    ("TP=8 只有 481", " 481 "), ("（$1.97）", "$1.97"), ("19.6 ms", "19.6"), ("1.39 req/s", "1.39"),
+    ("成本也翻了一倍（$2.61）", "$2.61"), ("是 $2.39", "$2.39"), ("0.01 req/s", "19.6           0.01"),
+    ("要 49314 张卡、每百万 token $342.46", "49314  $342.46"), ("TP=8 的 $3.44", "$3.44"),
+    ("TP=4 的 $3.72", "$3.72"), ("TP=4 的单请求已经要 13.3 ms", "13.3"), ("降到 10.1 ms", "10.1"),
+    ("2428 和 2338", "2428"), ("2428 和 2338", "2338"), ("只有 1654", "1654"), ("TP=4 的 1316", "1316"),
+    ("TP=8 的 1252", "1252"), ("每卡 263 对 243", " 263 "), ("每卡 263 对 243", " 243 "),
+    ("297.1 对 406.7 ms", "297.1"), ("297.1 对 406.7 ms", "406.7"),
+    ("模拟 3307，实测 2608", "3307"), ("模拟 3307，实测 2608", "2608"),
+    ("1506 对 1964", "1506"), ("1506 对 1964", "1964"), ("0.77～1.39", "0.77\n"), ("0.77～1.39", "1.39\n"),
+    ("TP=4 只差 8%", "1.08\n"),
     # PP
     ("64 个微批才能压到 10%", "18%   10%"), ("88% 的时间在空等", "88%"), ("约 7.3 us", "7.3 us"),
-    ("TPOT 是 25.0 ms", "25.0"), ("TP=8 的 16.5 ms", "16.5"), ("321 对 485", " 321 "), ("321 对 485", " 485 "),
-    ("0.151 GPU-ms", "0.151"), ("TP=8 要 0.295", "0.295"), ("3,160,744", "3,160,744"),
+    ("TPOT 是 21.1 ms", "21.1"), ("TP=8 的 13.1 ms", "13.1"), ("379 对 611", " 379 "), ("379 对 611", " 611 "),
+    ("0.148 GPU-ms", "0.148"), ("TP=8 要 0.290", "0.290"), ("3,160,744", "3,160,744"),
     ("95.4 ms 的通信", "95.4 ms"), ("0.05 ms", "0.05 ms"),
     # EP
     ("每卡 9 个路由专家", "= 9 routed"), ("decode 每卡 2 个", "= 2 routed"),
@@ -272,7 +279,7 @@ QUOTED = [
     ("EP64 时是 2.50", "2.50"), ("EP128 时是 4.39", "4.39"), ("1.00 和 1.01", "1.01"), ("降到 1.08", "1.08"),
     ("仍是 1.24", "1.24"), ("EP128 也有 88%", "88%"),
     # CP
-    ("单实例要 8.84 s", "8.84 s"), ("约 137 个 token", "137 tokens"), ("1237 个", "1237 tokens"),
+    ("单实例要 8.76 s", "8.76 s"), ("约 137 个 token", "137 tokens"), ("1237 个", "1237 tokens"),
     ("1.2e-16", "1.2e-16"),
 ]
 
@@ -281,3 +288,71 @@ QUOTED = [
 def test_prose_quotes_what_the_cells_print(nb, prose, printed):
     assert prose in _prose(nb), f"the prose no longer says {prose!r}"
     assert printed in _stdout(nb), f"no cell prints {printed!r} (quoted as {prose!r}); rerun and fix the prose"
+
+
+# The chapter's claims, checked against the tables the cells printed.
+
+def _cell_stdout(nb, marker: str) -> str:
+    cell = next(c for c in _code(nb) if marker in c.source)
+    return "".join(o.get("text", "") for o in cell.outputs if o.output_type == "stream")
+
+
+def _rows(text: str, first: str) -> list:
+    """The whitespace-split rows of the printed tables whose first cell starts with ``first``."""
+    return [line.split() for line in text.splitlines() if line.startswith(first)]
+
+
+def _money(cell: str) -> float:
+    return float(cell.lstrip("$"))
+
+
+def test_tp_costs_claims(nb):
+    text = _cell_stdout(nb, "ch09.cheapest_tp(rows)")
+    for slo, tp in ((50, 2), (30, 4), (20, 8)):
+        assert f"cheapest at TPOT < {slo} ms: TP{tp}" in text
+    # row cells: TP, SLO, "ms", TPOT b=1, req/s, tok/s/GPU, GPUs, $/1M, bound
+    plan = {(int(r[1]), r[0]): r for r in _rows(text, "TP") if r[3] != "TPOT" and r[4] != "-"}
+    assert 1.4 < _money(plan[50, "TP8"][7]) / _money(plan[50, "TP2"][7]) < 1.5            # "贵了四成多"
+    assert float(plan[30, "TP2"][4]) == float(plan[50, "TP2"][4]) / 2                        # "一半"
+    assert 1.9 < _money(plan[30, "TP2"][7]) / _money(plan[50, "TP2"][7]) < 2.1             # "翻了一倍"
+    tight = plan[20, "TP2"]                                                                # nominally feasible
+    assert float(tight[3]) < 20 and float(tight[4]) < 0.05
+    assert 0.05 < 1 - _money(plan[20, "TP8"][7]) / _money(plan[20, "TP4"][7]) < 0.12      # "便宜约 8%"
+    # the decode-only ceilings agree with the plan's order at 50 ms and disagree at 20 ms
+    ceil = {(int(r[0]), r[2]): float(r[-1]) for r in _rows(_cell_stdout(nb, "decode_ceiling"), "")
+            if len(r) == 5 and r[-1] != "-" and r[0].isdigit()}
+    per_gpu = {k: float(r[5]) for k, r in plan.items()}
+    assert ceil[50, "TP2"] > ceil[50, "TP4"] > ceil[50, "TP8"]
+    assert per_gpu[50, "TP2"] > per_gpu[50, "TP4"] > per_gpu[50, "TP8"]
+    assert ceil[20, "TP4"] > ceil[20, "TP8"] and per_gpu[20, "TP8"] > per_gpu[20, "TP4"]
+    share = {k: per_gpu[k] / ceil[k] for k in ceil if k in per_gpu and k[1] != "TP1"}
+    assert all(share[50, tp] < 0.3 for tp in ("TP2", "TP4", "TP8"))                        # "三成不到"
+    assert all(0.15 < share[20, tp] < 0.25 for tp in ("TP4", "TP8"))                       # "约两成"
+    assert share[20, "TP8"] > share[20, "TP4"]                                             # TP8 keeps more
+
+
+def test_published_tensorrt_llm_comparison_claims(nb):
+    rows = {r[0]: r for r in _rows(_cell_stdout(nb, "TRTLLM_70B_FP8_128"), "TP") if r[1][0].isdigit()}
+    sim_, pub = ({tp: float(r[i]) for tp, r in rows.items()} for i in (1, 2))
+    assert max(sim_, key=sim_.get) == max(pub, key=pub.get) == "TP2"
+    assert min(sim_, key=sim_.get) == min(pub, key=pub.get) == "TP8"
+    ratios = [float(r[3]) for r in rows.values()]
+    assert (min(ratios), max(ratios)) == (0.77, 1.39) and float(rows["TP4"][3]) == 1.08
+    assert 1 - pub["TP8"] / pub["TP2"] < 0.3 < 0.5 < 1 - sim_["TP8"] / sim_["TP2"]        # "四分之一" vs "一半多"
+
+
+def test_pipeline_claims(nb):
+    rows = {r[0]: r for r in _rows(_cell_stdout(nb, "ch09.pp_layout"), "TP") if "x" in r}
+    tp8, tp2pp4 = rows["TP8"], rows["TP2"]                           # "TP8 x PP1", "TP2 x PP4"
+    assert float(tp2pp4[3]) > float(tp8[3])                          # PP does not shorten TPOT
+    assert 0.6 < float(tp2pp4[4]) / float(tp8[4]) < 0.67             # "六成出头"
+    assert float(tp2pp4[5]) < float(tp8[5])                          # but prefill is cheaper per token
+
+
+def test_moe_caveat_quotes_the_readme_validation(nb):
+    # the EP section's caveat about the simulator's Mixtral preset cites the README's validation figures
+    readme = (NOTEBOOK.parent.parent / "README.md").read_text(encoding="utf-8")
+    row = next(line for line in readme.splitlines() if line.startswith("| model = mixtral-8x7b |"))
+    assert row.split("|")[4].strip() == "+8.9%" and "Mixtral 各行的平均偏差是 +8.9%" in _prose(nb)
+    assert "Mixtral on H100/H200 are still over-predicted by 20-40%" in readme
+    assert "在 SLO 下的容量仍高估 20～40%" in _prose(nb)
