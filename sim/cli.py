@@ -22,11 +22,12 @@ import sys
 
 from sim import presets
 from sim.executors import RayNotInstalled
+from sim.kv import ENGINE_ADMISSION
 from sim.planning import plan
 from sim.progress import MODES, progress_bar, progress_flag
 from sim.setup import Setup
 
-FACTORS = ("kv_dtype", "mem_util", "mfu", "bandwidth_util", "step_overhead", "profile")   # presets.instance keywords
+FACTORS = ("kv_dtype", "mem_util", "mfu", "bandwidth_util", "step_overhead", "profile", "engine")   # presets.instance keywords
 
 
 def main(argv=None) -> int:
@@ -162,6 +163,9 @@ def factor_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument("--step-overhead", type=float, default=None,
                    help="seconds per step, TP communication included: the handbook's step rule "
                         "(default: the calibrated one)")
+    p.add_argument("--engine", default=None, choices=sorted(ENGINE_ADMISSION),
+                   help="admission at saturation as that engine does it (sim.kv.admission_policy; "
+                        "default: the handbook's whole reservation)")
 
 
 def instance_flags(p: argparse.ArgumentParser) -> None:

@@ -152,3 +152,16 @@ def test_no_module_resolves_names_through_the_presets_private_helper():
             if isinstance(node, ast.Attribute) and node.attr == "_resolve":
                 users.append(str(path.relative_to(root)))
     assert users == []
+
+
+def test_engine_flag_sets_the_admission_policy(capsys):
+    import pytest
+    args = ["plan", "--model", "llama-3-8b", "--gpu", "h100-sxm", "--dtype", "fp8", "--qps", "10", "--input", "500",
+            "--output", "100", "--ttft", "2", "--tpot", "0.05", "--json"]
+    assert main(args + ["--engine", "trtllm"]) == 0
+    reserve = json.loads(capsys.readouterr().out)
+    assert main(args) == 0
+    assert json.loads(capsys.readouterr().out) == reserve          # TensorRT-LLM's admission is the default's
+    with pytest.raises(SystemExit):
+        main(args + ["--engine", "tgi"])
+    assert "invalid choice: 'tgi'" in capsys.readouterr().err

@@ -225,3 +225,24 @@ def test_describe_uses_the_display_names():
     assert presets.describe("llama3-70b", "h100", 8, "fp8") == "Llama-3-70B on 8 x H100 SXM, weights FP8 / KV FP8"
     assert presets.describe("qwen2.5-7b", "mi300x", 1, "bf16", "fp8").endswith("weights BF16 / KV FP8")
     assert presets.model_key("Llama-3.1-70B") == "llama-3-70b" and presets.gpu_key("H200 SXM") == "h200"
+
+
+def test_engine_sets_the_admission_policy_at_saturation():
+    from sim import run, workload
+    from sim.kv import Paged, RatioReserve
+    base = dict(model_name="llama-3-8b", gpu_name="h100-sxm", weight_dtype="fp8")
+    assert presets.instance(**base, engine="vllm").kv == Paged()
+    assert presets.instance(**base, engine="sglang").kv == RatioReserve()
+    assert presets.instance(**base, engine="trtllm") == presets.instance(**base)   # GUARANTEED_NO_EVICT: Reserve
+    with pytest.raises(ValueError, match="engine must be one of"):
+        presets.instance(**base, engine="tgi")
+    with pytest.raises(ValueError, match="not both"):
+        presets.instance(**base, engine="vllm", kv="paged")
+    # A KV-bound load of long, varied answers: reserving every answer's whole length up front
+    # (TensorRT-LLM) admits a dozen at a time; blocks as they fill (vLLM) or a decaying estimate of the
+    # remaining answers (SGLang) admit more, preempt or retract when wrong, and finish far sooner.
+    from sim import lengths
+    load = workload.poisson(50.0, 300, 200, lengths.uniform(100, 1900), seed=0)
+    makespan = {e: float(run(presets.instance(**base, engine=e, kv_capacity_tokens=20_000), load).finish.max())
+                for e in ("trtllm", "vllm", "sglang")}
+    assert makespan["vllm"] < 0.8 * makespan["trtllm"] and makespan["sglang"] < 0.8 * makespan["trtllm"], makespan

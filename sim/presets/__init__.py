@@ -106,7 +106,7 @@ def instance(model_name: str, gpu_name: str, *, tp: int = 1, weight_dtype: str =
              bandwidth_util: float | None = None, step_overhead: float | None = None,
              comm_s_per_token: float | None = None, kv_serial: float | None = None,
              max_num_batched_tokens: int = 8192,
-             max_num_seqs: int = 512, profile=None, **overrides) -> Setup:
+             max_num_seqs: int = 512, profile=None, engine: str | None = None, **overrides) -> Setup:
     """A ``Setup`` for ``model_name`` served with tensor parallelism ``tp`` on ``gpu_name`` GPUs.
 
     Two rules (see the module docstring): without ``step_overhead`` the calibrated step model, every
@@ -119,6 +119,11 @@ def instance(model_name: str, gpu_name: str, *, tp: int = 1, weight_dtype: str =
     ``profile`` (a path or dict written by ``python -m sim calibrate``, see ``sim.profile``) puts the
     step-model terms fitted to this deployment's own benchmark runs in place of the calibrated ones;
     it must have been fitted on the same model, GPU, tp and dtypes.
+
+    ``engine`` ("vllm", "sglang" or "trtllm"; default None: the handbook's whole reservation) sets
+    how the instance admits requests at saturation, that engine's KV policy
+    (``sim.kv.admission_policy``): vLLM's paged blocks with recompute preemption, SGLang's
+    new-token-ratio reservation with retraction, TensorRT-LLM's GUARANTEED_NO_EVICT reservation.
     """
     key = gpu_key(gpu_name)
     m, g = model(model_name), GPUS[key]
@@ -182,6 +187,11 @@ def instance(model_name: str, gpu_name: str, *, tp: int = 1, weight_dtype: str =
     unknown = set(overrides) - known
     if unknown:
         raise ValueError(f"unknown instance() keyword(s) {sorted(unknown)}; Setup fields are {sorted(known)}")
+    if engine is not None:
+        if "kv" in overrides:
+            raise ValueError("pass engine= (an engine's admission policy) or kv= (a KV policy), not both")
+        from sim.kv import admission_policy
+        values["kv"] = admission_policy(engine)
     values.update(overrides)
     if values["kv_capacity_tokens"] < 1:
         raise ValueError(f"{m.name} at tp={tp} on {g.name} leaves no memory for the KV cache")
