@@ -193,9 +193,42 @@ def expand_steps(setup, start, tokens, ctx0, grow, dec, count, pairs, extra=None
 def step_starts(run_start, count, duration) -> np.ndarray:
     """Start of every step: a run starts at its logged time (idle gaps lie between runs), then adds
     its steps' durations one by one, in the engine's order, so the times are the engine's own."""
+    count = np.asarray(count, dtype=np.int64)
+    run_start = np.asarray(run_start, dtype=float)
     first_of_run = np.cumsum(count) - count
-    starts = np.asarray(run_start, dtype=float)[np.repeat(np.arange(len(count)), count)]
-    for i in np.flatnonzero(count > 1).tolist():
+    starts = run_start[np.repeat(np.arange(len(count)), count)]
+    long_runs = np.flatnonzero(count > 1)
+    fill = _compiled_fill() if len(long_runs) >= COMPILE_MIN_RUNS else None
+    if fill is not None:
+        fill(starts, first_of_run, count, np.asarray(duration, dtype=float), run_start)
+        return starts
+    for i in long_runs.tolist():
         a, k = int(first_of_run[i]), int(count[i])
         starts[a + 1:a + k] = np.cumsum(np.concatenate(([run_start[i]], duration[a:a + k - 1])))[1:]
     return starts
+
+
+COMPILE_MIN_RUNS = 2000       # runs of several steps worth a compiled loop (a Python loop costs ~1 us each)
+_fill = []                    # [the compiled _fill_starts, or None], once tried
+
+
+def _fill_starts(starts, first_of_run, count, duration, run_start):
+    """``step_starts``' loop written out: each step after a run's first starts at the previous
+    start plus that step's duration, added one by one (``np.cumsum``'s order: the same floats)."""
+    for i in range(len(count)):
+        k = count[i]
+        if k > 1:
+            a = first_of_run[i]
+            t = run_start[i]
+            for j in range(k - 1):
+                t = t + duration[a + j]
+                starts[a + j + 1] = t
+
+
+def _compiled_fill():
+    """The compiled ``_fill_starts`` (None without numba, or with ``SIM_NO_COMPILE=1``)."""
+    if not _fill:
+        from sim._jit import compile_all
+        done = compile_all([("_fill_starts", _fill_starts, None, ())])
+        _fill.append(None if done is None else done["_fill_starts"])
+    return _fill[0]
