@@ -230,3 +230,17 @@ def test_admission_policy_per_engine_family():
         assert F.setup_for(trt).kv is None
     finally:
         F.ADMISSION = saved
+
+
+def test_capacity_gap_diagnostics():
+    spec = importlib.util.spec_from_file_location("capacity_gaps", ROOT / "benchmarks" / "capacity_gaps.py")
+    gaps = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(gaps)
+    assert gaps.in_flight(2.0, 0.5, 0.1, 11) == pytest.approx(2.0 * (0.5 + 10 * 0.1))
+    runs = gaps.littles_law_rows(ROWS, REPORT["predicted"])
+    assert len(runs) >= 15 and all(r["real"] > 0 and r["sim"] > 0 for r in runs)
+    inputs = json.loads(gaps.KERNEL_INPUTS.read_text())
+    h200 = next(r for r in gaps.allreduce_rows(inputs) if r["gpu"] == "h200" and r["tp"] == 8)
+    measured_256 = float(inputs["gpus"]["h200"]["allreduce"]["tp8"][str(256 * 2 ** 20)]) * 1e-6
+    alpha, beta = F.presets.kernels.KERNELS["h200"]["allreduce"][8]
+    assert h200["ratios"][256] == pytest.approx((alpha + 256 * 2 ** 20 / beta) / measured_256)
