@@ -279,7 +279,8 @@ def engine_defaults(row: Row) -> dict:
 # - NVIDIA's MLPerf harness: its configs set TensorRT-LLM's batch_scheduler_policy 'max_util'
 #   (MAX_UTILIZATION: admit while blocks are free, pause a request when they run short;
 #   ServerGPUBaseConfig in MLPerf Inference v5.0 closed/Cisco/configs/llama3_1-405b/Server/__init__.py,
-#   NVIDIA's config as Cisco submitted it), the rule sim.kv.Paged models ("vllm"); v4.1's C++
+#   NVIDIA's config as Cisco submitted it; read in the mirror ntuhpc/mlperf_inference_results_v5.0
+#   at cf35411), the rule sim.kv.Paged models ("vllm"); v4.1's C++
 #   harness_llm source is not in its published results, so its policy is assumed the same;
 # - TensorRT-LLM otherwise (trtllm-bench, NIM): the default GUARANTEED_NO_EVICT, the handbook's
 #   whole-sequence reservation ("trtllm" -> sim.kv.Reserve, the Setup's None).
