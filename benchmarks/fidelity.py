@@ -286,7 +286,7 @@ def engine_defaults(row: Row) -> dict:
 #   whole-sequence reservation ("trtllm" -> sim.kv.Reserve, the Setup's None).
 # Off by default (``ADMISSION = False``: every row keeps the handbook's reservation): with paged
 # blocks a 1000-sequence batch simulates about ten times slower, too slow for the fitted grid on a
-# small machine, and on the capacity rows it moves the answers by 0 to +3% (bench_validation
+# small machine, and on the capacity rows it moves the answers by 0 to +3.5 points (bench_validation
 # --admission measures it).
 ADMISSION = False
 
