@@ -1,6 +1,6 @@
 """Predicted against published: every row of tests/validation/, by slice, with a leave-one-source-out score.
 
-    .venv/bin/python benchmarks/bench_validation.py [--workers 2] [--write] [--rows]
+    .venv/bin/python benchmarks/bench_validation.py [--workers 2] [--write] [--rows] [--quick] [--admission]
 
 Runs each supported row (``benchmarks/fidelity.py`` says how each scenario is simulated) with the
 presets' calibrated step model at every point of the grid of the two constants fitted to the whole
@@ -20,7 +20,10 @@ set (the host time per step, which no kernel table measures: ``BASE_OVERHEAD_S``
 
 ``--write`` stores the figures in tests/validation/report.json (the tests check them against the
 rows and re-simulate a sample) and the residual ranges the planner's error bars use in
-sim/presets/residuals.py. ``--rows`` prints every row.
+sim/presets/residuals.py. ``--rows`` prints every row. ``--admission`` simulates each engine's
+admission policy at saturation (``fidelity.admission_engine``: paged blocks for vLLM and NVIDIA's
+MLPerf harness, SGLang's ratio reservation, TensorRT-LLM's no-evict reservation otherwise); it is
+about ten times slower on the large MLPerf batches and never writes the report.
 """
 
 from __future__ import annotations
@@ -133,6 +136,8 @@ def main(argv=None) -> int:
     ap.add_argument("--write", action="store_true", help="write report.json and sim/presets/residuals.py")
     ap.add_argument("--rows", action="store_true", help="print every row")
     ap.add_argument("--quick", action="store_true", help="only the chosen constant: no leave-one-source-out")
+    ap.add_argument("--admission", action="store_true",
+                    help="each engine's admission policy at saturation (fidelity.admission_engine; slow)")
     args = ap.parse_args(argv)
     start = time.perf_counter()
     rows, datasets = F.load_rows(), F.load_datasets()
@@ -147,13 +152,13 @@ def main(argv=None) -> int:
     by_value = {}
     for v in grid:
         t0 = time.perf_counter()
-        by_value[v] = F.evaluate_with(fitted_rows, datasets, v, workers=args.workers)
+        by_value[v] = F.evaluate_with(fitted_rows, datasets, v, workers=args.workers, admission=args.admission)
         print(f"  host time {_value(v)}: MAPE {F.mape(s.error for s in by_value[v]):.1%} "
               f"({time.perf_counter() - t0:.0f} s)", file=sys.stderr)
     best = F.best_value(by_value)
     base, host = best
     scored = by_value[best] + F.evaluate_with([r for r in run if F.saturated(r)], datasets, best,
-                                              workers=args.workers)
+                                              workers=args.workers, admission=args.admission)
     print(f"{len(rows)} rows from {len({r.source for r in rows})} sources; {len(run)} simulated "
           f"({sum(F.saturated(r) for r in run)} of them latency at saturation), {len(rows) - len(run)} left out; "
           f"host time per step fitted to the set: {_value(best)}")
@@ -186,7 +191,9 @@ def main(argv=None) -> int:
           "left one source out):")
     print(targets_markdown(targets))
     print(f"({time.perf_counter() - start:.0f} s)")
-    if args.write:
+    if args.write and args.admission:
+        print("not written: report.json and residuals.py hold the default rows' figures (no --admission)")
+    elif args.write:
         report = {"base_overhead_s": base, "host_s_per_seq": host, "grid": [list(v) for v in grid],
                   "predicted": {s.row.id: s.predicted for s in scored},
                   "excluded": {rid: why for rid, why in excluded.items() if why},

@@ -4,8 +4,11 @@ Every row of ``tests/validation/rows_*.csv`` is one published number: a model se
 at a tensor-parallel size, under a stated workload, and one metric of it (output tokens/s, TTFT,
 ITL, ...). ``predict(row)`` runs the same workload through ``sim`` with the presets' default
 (calibrated) factors and returns the simulator's value of that metric; nothing in this file is
-tuned per row (the two host-time constants are chosen for the whole set, ``GRID``). The engine-level defaults (``ENGINES``) stand in for what a row does not state
-(batch limits, memory fraction), one set per engine family.
+tuned per row (the two host-time constants are chosen for the whole set, ``GRID``). A row's own
+limits are used where it states them (the ``max_num_seqs`` column, ``max_num_tokens=`` in its
+assumptions: the submitter's run-time token budget); the engine-level defaults (``ENGINES``) stand
+in for what it does not (batch limits, token budget, memory fraction), one set per engine family.
+Each engine's admission policy at saturation (``admission_engine``) is off unless ``ADMISSION``.
 
 How each scenario is simulated (``instances`` = num_gpus / (tp x pp) data-parallel copies, each
 taking an even share of the load):
@@ -43,7 +46,7 @@ from pathlib import Path
 
 import numpy as np
 
-from sim import capacity, lengths, presets, run, workload
+from sim import capacity, kv, lengths, presets, run, workload
 from sim.executors import map_jobs
 from sim.metrics import percentile
 
@@ -270,14 +273,57 @@ def engine_defaults(row: Row) -> dict:
     return dict(ENGINES["vllm"])
 
 
+# Each engine's admission at saturation (``sim.kv.admission_policy``), by what the row ran:
+# - vLLM: paged blocks with preemption ("vllm" -> sim.kv.Paged);
+# - SGLang: the new_token_ratio reservation ("sglang" -> sim.kv.RatioReserve);
+# - NVIDIA's MLPerf harness: its configs set TensorRT-LLM's batch_scheduler_policy 'max_util'
+#   (MAX_UTILIZATION: admit while blocks are free, pause a request when they run short;
+#   ServerGPUBaseConfig in MLPerf Inference v5.0 closed/Cisco/configs/llama3_1-405b/Server/__init__.py,
+#   NVIDIA's config as Cisco submitted it; read in the mirror ntuhpc/mlperf_inference_results_v5.0
+#   at cf35411), the rule sim.kv.Paged models ("vllm"); v4.1's C++
+#   harness_llm source is not in its published results, so its policy is assumed the same;
+# - TensorRT-LLM otherwise (trtllm-bench, NIM): the default GUARANTEED_NO_EVICT, the handbook's
+#   whole-sequence reservation ("trtllm" -> sim.kv.Reserve, the Setup's None).
+# Off by default (``ADMISSION = False``: every row keeps the handbook's reservation): with paged
+# blocks a 1000-sequence batch simulates about ten times slower, too slow for the fitted grid on a
+# small machine, and on the capacity rows it moves the answers by 0 to +3.5 points (bench_validation
+# --admission measures it).
+ADMISSION = False
+
+
+def admission_engine(row: Row) -> str:
+    """The ``sim.kv.admission_policy`` engine name for the row's admission at saturation."""
+    name = row.engine.lower()
+    if name.startswith("vllm"):
+        return "vllm"
+    if name.startswith("sglang"):
+        return "sglang"
+    if "harness" in name or row.source.startswith("mlperf"):
+        return "vllm"                               # MLPerf's TensorRT-LLM: MAX_UTILIZATION (above)
+    return "trtllm"
+
+
 def setup_for(row: Row):
-    """One instance of the row's deployment with the presets' default (calibrated) factors."""
+    """One instance of the row's deployment with the presets' default (calibrated) factors.
+
+    The row's own limits where it states them: the ``max_num_seqs`` column, and ``max_num_tokens=N``
+    in its assumptions (the engine's runtime token budget per step, TensorRT-LLM's max_num_tokens,
+    vLLM's max_num_batched_tokens); the engine family's defaults (``ENGINES``) otherwise. With
+    ``ADMISSION``, the engine's admission policy at saturation (``admission_engine``)."""
     d = engine_defaults(row)
     if row.max_num_seqs:
         d["max_num_seqs"] = row.max_num_seqs
-    return presets.instance(preset_model(row), row.gpu, tp=row.tp, weight_dtype=row.weight_dtype,
-                            kv_dtype=row.kv_dtype or None, mem_util=d["mem_util"],
-                            max_num_seqs=d["max_num_seqs"], max_num_batched_tokens=d["max_num_batched_tokens"])
+    tokens = keyed(row, "max_num_tokens")
+    if tokens is not None:
+        if tokens != int(tokens) or tokens < 1:
+            raise ValueError(f"{row.id}: max_num_tokens must be a whole number >= 1, got {tokens:g}")
+        d["max_num_batched_tokens"] = int(tokens)
+    setup = presets.instance(preset_model(row), row.gpu, tp=row.tp, weight_dtype=row.weight_dtype,
+                             kv_dtype=row.kv_dtype or None, mem_util=d["mem_util"],
+                             max_num_seqs=d["max_num_seqs"], max_num_batched_tokens=d["max_num_batched_tokens"])
+    if ADMISSION:
+        setup = setup.replace(kv=kv.admission_policy(admission_engine(row)))
+    return setup
 
 
 def length_of(row: Row, side: str, datasets: dict) -> lengths.Length:
@@ -339,7 +385,8 @@ def _capped_lognormal(mean: float, cv: float, high: int | None) -> lengths.Lengt
 
 
 def keyed(row: Row, key: str) -> float | None:
-    """A number the row's assumptions state as ``key=value`` (num_requests, samples_s, output_mean)."""
+    """A number the row's assumptions state as ``key=value`` (num_requests, samples_s, output_mean,
+    max_num_tokens)."""
     m = re.search(rf"\b{key}\s*=\s*([0-9]+(?:\.[0-9]+)?)", row.assumptions)
     return float(m.group(1)) if m else None
 
@@ -484,22 +531,25 @@ GRID_HOST_S_PER_SEQ = (0.0, 10e-6, 20e-6, 30e-6)
 GRID = tuple((b, h) for b in GRID_BASE_OVERHEAD_S for h in GRID_HOST_S_PER_SEQ)
 
 
-def evaluate_with(rows: list[Row], datasets: dict, value: tuple, workers: int = 1) -> list[Scored]:
+def evaluate_with(rows: list[Row], datasets: dict, value: tuple, workers: int = 1,
+                  admission: bool | None = None) -> list[Scored]:
     """Every row's prediction with ``(sim.presets.BASE_OVERHEAD_S, sim.presets.HOST_S_PER_SEQ)``
-    set to ``value``, on ``workers`` local processes (``sim.executors.map_jobs``; results in the
-    rows' order)."""
-    jobs = [(row, datasets, tuple(value)) for row in rows]
+    set to ``value`` (and ``ADMISSION`` to ``admission``, default the module's), on ``workers``
+    local processes (``sim.executors.map_jobs``; results in the rows' order)."""
+    admission = ADMISSION if admission is None else bool(admission)
+    jobs = [(row, datasets, tuple(value), admission) for row in rows]
     return [Scored(row, p) for row, p in zip(rows, map_jobs(_predict_with, jobs, workers=workers))]
 
 
 def _predict_with(job) -> float:
-    row, datasets, (base_overhead_s, host_s_per_seq) = job
-    saved = presets.BASE_OVERHEAD_S, presets.HOST_S_PER_SEQ
-    presets.BASE_OVERHEAD_S, presets.HOST_S_PER_SEQ = base_overhead_s, host_s_per_seq
+    global ADMISSION
+    row, datasets, (base_overhead_s, host_s_per_seq), admission = job
+    saved = presets.BASE_OVERHEAD_S, presets.HOST_S_PER_SEQ, ADMISSION
+    presets.BASE_OVERHEAD_S, presets.HOST_S_PER_SEQ, ADMISSION = base_overhead_s, host_s_per_seq, admission
     try:
         return predict(row, datasets)
     finally:
-        presets.BASE_OVERHEAD_S, presets.HOST_S_PER_SEQ = saved
+        presets.BASE_OVERHEAD_S, presets.HOST_S_PER_SEQ, ADMISSION = saved
 
 
 def best_value(scored_by_value: dict[tuple, list[Scored]], keep=lambda row: True) -> tuple:

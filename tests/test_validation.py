@@ -5,6 +5,7 @@ sim/presets/residuals.py). These tests check that they follow from the rows and 
 re-simulate a sample of rows to check that the stored predictions are the simulator's own.
 """
 
+import dataclasses
 import importlib.util
 import json
 import re
@@ -184,3 +185,62 @@ def test_serial_kv_read_matches_the_measured_decode_steps():
     serial, overlapped = errors(1.0), errors(0.0)
     assert len(serial) == 7 and max(abs(e) for e in serial) < 0.13
     assert sum(abs(e) for e in serial) / 7 < 0.08 < sum(abs(e) for e in overlapped) / 7
+
+
+def _row(row_id):
+    return next(r for r in ROWS if r.id == row_id)
+
+
+def test_a_rows_stated_token_budget_is_the_instances():
+    # Cisco's 405B server config: max_num_tokens 8192 at build, 2560 at run time (the engine's budget).
+    cisco = _row("mlperf-v5.0-cisco-c885a-h200x8-llama3.1-405b-server-tok")
+    assert F.keyed(cisco, "max_num_tokens") == 2560
+    assert F.setup_for(cisco).max_num_batched_tokens == 2560 and F.setup_for(cisco).max_num_seqs == 64
+    dell = _row("mlperf-v5.0-dell-xe9680-h200x8-llama2-70b-interactive-99.9-interactive-tok")
+    assert F.setup_for(dell).max_num_batched_tokens == 256
+    unstated = _row("mlperf-v4.1-nvidia-h200x8-llama2-70b-99-server-tok")
+    assert F.keyed(unstated, "max_num_tokens") is None
+    assert F.setup_for(unstated).max_num_batched_tokens == F.engine_defaults(unstated)["max_num_batched_tokens"]
+    with pytest.raises(ValueError, match="max_num_tokens must be a whole number"):
+        F.setup_for(dataclasses.replace(dell, assumptions="max_num_tokens=25.5; " + dell.assumptions))
+
+
+def test_every_stated_runtime_token_budget_is_keyed():
+    # A row whose assumptions quote a max_num_tokens carries it as key=value (the harness reads only that).
+    quoted = [r for r in ROWS if re.search(r"max_num_tokens \d", r.assumptions)]
+    assert len(quoted) >= 25 and all(F.keyed(r, "max_num_tokens") for r in quoted)
+
+
+def test_admission_policy_per_engine_family():
+    from sim.kv import Paged, RatioReserve
+    families = {r.id: F.admission_engine(r) for r in ROWS}
+    assert families["mlperf-v4.1-nvidia-h200x8-llama2-70b-99-server-tok"] == "vllm"      # MAX_UTILIZATION
+    assert families["mlperf-v4.1-amd-mi300x8-llama2-70b-99-server-tok"] == "vllm"
+    assert {families[r.id] for r in ROWS if r.engine.startswith("SGLang")} == {"sglang"}
+    assert {families[r.id] for r in ROWS if r.source.startswith(("trtllm-perf", "nim-"))} == {"trtllm"}
+    row = _row("mlperf-v4.1-nvidia-h200x8-llama2-70b-99-server-tok")
+    assert F.setup_for(row).kv is None                         # off by default: the handbook's reservation
+    saved = F.ADMISSION
+    try:
+        F.ADMISSION = True
+        assert isinstance(F.setup_for(row).kv, Paged)
+        sglang = next(r for r in ROWS if r.engine.startswith("SGLang"))      # (ShareGPT rows: left out)
+        assert isinstance(F.setup_for(sglang).kv, RatioReserve)
+        trt = next(r for r in ROWS if r.source.startswith("trtllm-perf") and not F.unsupported(r, DATASETS))
+        assert F.setup_for(trt).kv is None
+    finally:
+        F.ADMISSION = saved
+
+
+def test_capacity_gap_diagnostics():
+    spec = importlib.util.spec_from_file_location("capacity_gaps", ROOT / "benchmarks" / "capacity_gaps.py")
+    gaps = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(gaps)
+    assert gaps.in_flight(2.0, 0.5, 0.1, 11) == pytest.approx(2.0 * (0.5 + 10 * 0.1))
+    runs = gaps.littles_law_rows(ROWS, REPORT["predicted"])
+    assert len(runs) >= 15 and all(r["real"] > 0 and r["sim"] > 0 for r in runs)
+    inputs = json.loads(gaps.KERNEL_INPUTS.read_text())
+    h200 = next(r for r in gaps.allreduce_rows(inputs) if r["gpu"] == "h200" and r["tp"] == 8)
+    measured_256 = float(inputs["gpus"]["h200"]["allreduce"]["tp8"][str(256 * 2 ** 20)]) * 1e-6
+    alpha, beta = F.presets.kernels.KERNELS["h200"]["allreduce"][8]
+    assert h200["ratios"][256] == pytest.approx((alpha + 256 * 2 ** 20 / beta) / measured_256)

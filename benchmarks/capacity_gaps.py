@@ -1,0 +1,94 @@
+"""Where the capacity-at-the-SLO slice is still off, measured from the stored figures (no fit).
+
+    .venv/bin/python benchmarks/capacity_gaps.py
+
+Prints two tables that tests/validation/README.md ("What the capacity slice still misses") quotes:
+
+1. Little's law on each MLPerf server run with published mean latencies: the sequences in flight
+   per instance at the published rate, rate x (mean TTFT + (mean output - 1) x mean TPOT), as the
+   run measured them and as the simulator predicted them at the same rate (``report.json``). A
+   real engine holding several times the simulator's batch at the same throughput runs slower
+   steps at that batch than the step model does.
+2. The presets' all-reduce, ``alpha + bytes / beta`` (``sim.presets.kernels``), against the
+   measured custom all-reduce table it was fitted to (``benchmarks/gpu/kernel_inputs.json``,
+   interpolated log-log) at the message sizes decode batches and prefill chunks produce.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import fidelity as F                                       # noqa: E402
+from sim.presets.kernels import KERNELS                    # noqa: E402
+
+KERNEL_INPUTS = F.ROOT / "benchmarks" / "gpu" / "kernel_inputs.json"
+MESSAGE_MIB = (1, 2, 8, 80, 256)           # 70B/405B decode of 64-512 sequences .. 405B 8192-token chunks
+
+
+def in_flight(rate: float, ttft_s: float, tpot_s: float, output_mean: float) -> float:
+    """Sequences in flight by Little's law: arrivals per second x seconds each spends inside."""
+    return rate * (ttft_s + (output_mean - 1) * tpot_s)
+
+
+def littles_law_rows(rows: list[F.Row], predicted: dict) -> list[dict]:
+    """Per MLPerf server/interactive run with mean TTFT and TPOT rows: real and simulated batch."""
+    by_id = {r.id: r for r in rows}
+    out = []
+    for rid in sorted(by_id):
+        if not rid.endswith("-ttft-mean"):
+            continue
+        base = rid[: -len("-ttft-mean")]
+        ttft, tpot = by_id[rid], by_id.get(base + "-tpot-mean")
+        if tpot is None or rid not in predicted or tpot.id not in predicted:
+            continue
+        output_mean = F.keyed(ttft, "output_mean")
+        rate = F.published_rate(ttft) / ttft.instances
+        real = in_flight(rate, ttft.value, tpot.value, output_mean)
+        sim = in_flight(rate, predicted[rid], predicted[tpot.id], output_mean)
+        out.append({"run": base, "rate": rate, "real": real, "real_tpot": tpot.value,
+                    "sim": sim, "sim_tpot": predicted[tpot.id]})
+    return out
+
+
+def allreduce_rows(inputs: dict) -> list[dict]:
+    """Fitted over measured all-reduce time per (gpu, tp) at ``MESSAGE_MIB``."""
+    out = []
+    for gpu, g in sorted(inputs["gpus"].items()):
+        for tp_key, raw in sorted(g.get("allreduce", {}).items()):
+            tp = int(tp_key[2:])
+            if tp not in KERNELS.get(gpu, {}).get("allreduce", {}):
+                continue
+            alpha, beta = KERNELS[gpu]["allreduce"][tp]
+            sizes, times = zip(*sorted((int(b), float(t) * 1e-6) for b, t in raw.items()))
+            ratios = {}
+            for mib in MESSAGE_MIB:
+                nbytes = mib * 2 ** 20
+                measured = float(np.exp(np.interp(np.log(nbytes), np.log(sizes), np.log(times))))
+                ratios[mib] = (alpha + nbytes / beta) / measured
+            out.append({"gpu": gpu, "tp": tp, "ratios": ratios})
+    return out
+
+
+def main() -> int:
+    report = json.loads((F.DATA / "report.json").read_text())
+    print("Little's law at the published rate (sequences in flight per instance; mean TPOT):")
+    print(f"  {'run':62} {'req/s':>7} {'real':>6} {'TPOT':>7} {'sim':>6} {'TPOT':>7} {'real/sim':>8}")
+    for r in littles_law_rows(F.load_rows(), report["predicted"]):
+        print(f"  {r['run']:62} {r['rate']:7.3f} {r['real']:6.0f} {r['real_tpot'] * 1e3:5.0f}ms "
+              f"{r['sim']:6.0f} {r['sim_tpot'] * 1e3:5.0f}ms {r['real'] / r['sim']:8.1f}")
+    print("all-reduce: fitted alpha + bytes / beta over the measured table, by message size:")
+    print("  " + " " * 14 + "".join(f"{m:>9} MiB" for m in MESSAGE_MIB))
+    for r in allreduce_rows(json.loads(KERNEL_INPUTS.read_text())):
+        print(f"  {r['gpu']:>9} tp{r['tp']}" + "".join(f"{r['ratios'][m]:13.2f}" for m in MESSAGE_MIB))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
