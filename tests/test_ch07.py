@@ -98,6 +98,19 @@ def test_the_small_chunk_saves_the_short_answers_end_to_end():
     assert small.mean() < 1 - ch07.TARGET < big.mean()
 
 
+def test_a_2048_token_mixed_step_is_itself_over_the_50ms_tpot():
+    # the prose: a step carrying one 2048-token chunk still takes seventy-odd ms (over the 50 ms
+    # TPOT), an 8192-token one about 0.3 s; the TPOT misses of the short answers are about the
+    # same under both budgets (12.9% and 12.5% at 4 req/s)
+    s = ch07.setup()
+    for decoders in (0, 50):
+        ctx = 1500 * decoders
+        assert 0.07 < s.step_time(2048 + decoders, 2048 + ctx, decoders=decoders) < 0.08
+        assert 0.25 < s.step_time(8192 + decoders, 8192 + ctx, decoders=decoders) < 0.35
+    big, small = (ch07.misses(ch07.run("code", lay, 4), 2.0, 0.05)[1] for lay in ("colocated", "colocated-2k"))
+    assert abs(big - small) < 0.02 and small > 0.1
+
+
 def test_attainment_judges_only_the_slos_given():
     r = ch07.Run(ttft=np.array([0.5, 0.5, 3.0]), tpot=np.array([0.01, 0.2, np.nan]), e2e=np.array([1.0, 9.0, 3.0]),
                  itl_p99_s=0.0, transfer_p99_s=None)

@@ -164,6 +164,25 @@ def test_short_p99_itl_is_a_full_chunk_step_until_those_are_under_1pct():
     assert ch10.run_mooncake(6, 1).short.itl_p99_s < ch10.setup().step_time(64, 64 * 8000, 0, 64)
 
 
+def test_short_p99_itl_steps_down_through_partial_chunk_steps():
+    """The prose's staircase: on 4 + 1 (40 GPUs) and shared 6 (48 GPUs) near-full chunk steps are
+    under 1% of the short prompts' gaps but all prefill-carrying steps are over 1%, so P99 ITL is a
+    partly filled mixed step, shorter than a full chunk and longer than a decode step; on 5 + 1 even
+    the prefill-carrying steps are under 1% and P99 is an ordinary decode step."""
+    w = ch10.mooncake_load()
+    short = np.asarray(w.input_len) <= ch10.LONG
+    full, plain = ch10.setup().step_time(8192, 0, 0, 0), ch10.setup().step_time(64, 64 * 8000, 0, 64)
+
+    def share_over(n, k, seconds):
+        gaps, counts = ch10.itl_gaps(run_fleet(ch10.fleet(n, k), w), short)
+        return counts[gaps > seconds].sum() / counts.sum()
+
+    for n, k in ((5, 1), (6, 0)):
+        assert share_over(n, k, 0.9 * full) < 0.01 < share_over(n, k, plain)
+        assert plain < ch10.run_mooncake(n, k).short.itl_p99_s < 0.9 * full
+    assert share_over(6, 1, plain) < 0.01
+
+
 def test_the_split_lowers_short_itl_only_once_long_prompts_are_common():
     for share in ch10.SHARES:
         w = ch10.mix(share, 96_000)
