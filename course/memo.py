@@ -144,8 +144,11 @@ class Table:
 def shipped(name: str, *files: str, strip=None, folder: Path | None = None):
     """Decorate a pure function: a call answers from the shipped table when it holds these exact
     arguments for the current code, else runs the function. ``strip(value)`` is what ``build``
-    stores (default: the value). The wrapper has ``table``, ``live`` (the undecorated function)
-    and ``store(*args, **kwargs)`` (compute live and keep the answer for ``save``)."""
+    stores and what a call computed live returns too (default: the value): an answer is the same
+    object whichever way it came, and a live answer holds no more memory than a stored one (the
+    panels keep hundreds of them in their caches). The wrapper has ``table``, ``live`` (the
+    undecorated function) and ``store(*args, **kwargs)`` (compute live and keep the answer for
+    ``save``)."""
     def wrap(f):
         table = Table(name, files, folder)
 
@@ -153,7 +156,10 @@ def shipped(name: str, *files: str, strip=None, folder: Path | None = None):
         def lookup(*args, **kwargs):
             k = key(args, kwargs)
             value = MISSING if k is None else table.get(k)
-            return f(*args, **kwargs) if value is MISSING else value
+            if value is MISSING:
+                value = f(*args, **kwargs)
+                return value if strip is None else strip(value)
+            return value
 
         def store(*args, **kwargs):
             value = f(*args, **kwargs)

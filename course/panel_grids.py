@@ -32,6 +32,7 @@ def chapter_02() -> list:
                           ("ttft_slo", p.TTFT_SLO_OPTIONS), ("tpot_slo", p.TPOT_SLO_OPTIONS)):
         first += [dict(base, **{name: v}) for v in options]
     first += [dict(base, input_len=32768, mfu=0.1), dict(base, input_len=32768, output_len=16)]
+    first += second_moves_02(base)
     rest = [dict(base, hw=p.Hardware(m, g)) for m in p.MODEL_OPTIONS for g in p.GPU_OPTIONS]
     rest += [dict(base, hw=p.Hardware(m, g, t, w, kv)) for m in p.MODEL_OPTIONS for g in p.GPU_OPTIONS
              for t in p.TP_OPTIONS for w in p.DTYPE_OPTIONS for kv in p.DTYPE_OPTIONS]
@@ -42,6 +43,25 @@ def chapter_02() -> list:
             calls.append((x["input_len"], x["output_len"], x["mfu"], x["hw"], x["ttft_slo"], x["tpot_slo"]))
     calls = list(dict.fromkeys(calls))
     return [(p.instance.__wrapped__, calls), (p.latency_curve.__wrapped__, calls)]
+
+
+SLIDERS_02 = ("input_len", "output_len", "mfu", "ttft_slo", "tpot_slo")     # chapter 02's search sliders
+
+
+def second_moves_02(base: dict) -> list:
+    """Chapter 02's positions two moves away: every pair of its search sliders at two of their
+    values, and each one-dropdown hardware change with each slider at each value (a learner's
+    second move after a first one)."""
+    from course import panel as p
+    options = {"input_len": p.INPUT_OPTIONS, "output_len": p.OUTPUT_OPTIONS, "mfu": p.mfu_options(),
+               "ttft_slo": p.TTFT_SLO_OPTIONS, "tpot_slo": p.TPOT_SLO_OPTIONS}
+    pairs = [dict(base, **{a: x, b: y}) for i, a in enumerate(SLIDERS_02) for b in SLIDERS_02[i + 1:]
+             for x in options[a] for y in options[b]]
+    hardware = ([p.Hardware(model=m) for m in p.MODEL_OPTIONS] + [p.Hardware(gpu=g) for g in p.GPU_OPTIONS]
+                + [p.Hardware(tp=t) for t in p.TP_OPTIONS]
+                + [p.Hardware(weight_dtype=w, kv_dtype=kv) for w in p.DTYPE_OPTIONS for kv in p.DTYPE_OPTIONS])
+    with_hw = [dict(base, hw=hw, **{a: x}) for hw in hardware for a in SLIDERS_02 for x in options[a]]
+    return pairs + with_hw
 
 
 def chapter_03() -> list:

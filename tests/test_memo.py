@@ -165,3 +165,42 @@ def test_chapter_02s_grid_holds_every_first_move_and_every_instance_choice():
                for w in p.DTYPE_OPTIONS for kv in p.DTYPE_OPTIONS):
         call = base[:3] + (hw,) + base[4:]
         assert (call in stored) == (p._setup_or_reason(hw, p.MFU, p.INPUT_LEN, p.OUTPUT_LEN)[0] is not None)
+
+
+def test_chapter_02s_grid_holds_every_second_slider_move():
+    """Two of the search sliders moved, or one hardware dropdown and one slider: stored when it runs."""
+    from course import panel as p
+    from course.panel_grids import SLIDERS_02, chapter_02
+    (_, calls), _ = chapter_02()
+    stored = set(calls)
+    base = dict(input_len=p.INPUT_LEN, output_len=p.OUTPUT_LEN, mfu=p.MFU, hw=p.CHAPTER, ttft_slo=p.TTFT_SLO_S,
+                tpot_slo=p.TPOT_SLO_S)
+    options = {"input_len": p.INPUT_OPTIONS, "output_len": p.OUTPUT_OPTIONS, "mfu": p.mfu_options(),
+               "ttft_slo": p.TTFT_SLO_OPTIONS, "tpot_slo": p.TPOT_SLO_OPTIONS}
+    assert set(SLIDERS_02) == set(options)
+
+    def call(x):
+        return (x["input_len"], x["output_len"], x["mfu"], x["hw"], x["ttft_slo"], x["tpot_slo"])
+
+    def runs(x):
+        return p._setup_or_reason(x["hw"], x["mfu"], x["input_len"], x["output_len"])[0] is not None
+
+    moves = [dict(base, **{a: options[a][-1], b: options[b][0]}) for a in SLIDERS_02 for b in SLIDERS_02 if a != b]
+    moves += [dict(base, hw=p.Hardware(gpu="h200"), input_len=v) for v in p.INPUT_OPTIONS]
+    moves += [dict(base, hw=p.Hardware(model="llama-3-8b"), tpot_slo=v) for v in p.TPOT_SLO_OPTIONS]
+    for x in moves:
+        assert (call(x) in stored) == runs(x), call(x)
+    assert (call(dict(base, hw=p.Hardware(gpu="h200"), input_len=512, output_len=64)) in stored) is False   # three away
+
+
+def test_a_live_answer_is_stripped_as_a_stored_one_is(tmp_path):
+    """A call the table does not hold returns ``strip(value)``, as build stores it: the panels' caches
+    keep no more per position than the table does (chapter 02: a plan without its 100k-request run)."""
+    @memo.shipped("toy.strip", folder=tmp_path, strip=lambda v: v[:1])
+    def f(x):
+        return [x, list(range(1000))]
+    assert f(3) == [3] and f.live(3)[0] == 3 and len(f.live(3)) == 2
+    from course import panel
+    args = (2000, 333, 0.4, panel.CHAPTER, 2.0, 0.05)          # off the grid: computed live
+    assert memo.key(args, {}) not in panel.instance.__wrapped__.table.entries()
+    assert panel.instance.__wrapped__(*args).plan.run_at_rate is None
