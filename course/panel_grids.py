@@ -19,17 +19,13 @@ def _then(first: list, rest: list) -> list:
 def chapter_02() -> list:
     """``instance`` and ``latency_curve`` (a ``sim.plan`` and seven 1500-request runs): each slider
     over its values and each dropdown over its options, the others at the chapter's; the section's
-    suggested pairs of moves; then every model x GPU x TP x weight / KV dtype at the chapter's
+    suggested pairs of moves; every second move (``second_moves_02``); then every model x GPU x TP x weight / KV dtype at the chapter's
     request and SLOs. QPS and price need no entry: they only resize a plan."""
     from course import panel as p
     base = dict(input_len=p.INPUT_LEN, output_len=p.OUTPUT_LEN, mfu=p.MFU, hw=p.CHAPTER, ttft_slo=p.TTFT_SLO_S,
                 tpot_slo=p.TPOT_SLO_S)
-    first = [dict(base, hw=p.Hardware(model=m)) for m in p.MODEL_OPTIONS]
-    first += [dict(base, hw=p.Hardware(gpu=g)) for g in p.GPU_OPTIONS]
-    first += [dict(base, hw=p.Hardware(tp=t)) for t in p.TP_OPTIONS]
-    first += [dict(base, hw=p.Hardware(weight_dtype=w, kv_dtype=kv)) for w in p.DTYPE_OPTIONS for kv in p.DTYPE_OPTIONS]
-    for name, options in (("input_len", p.INPUT_OPTIONS), ("output_len", p.OUTPUT_OPTIONS), ("mfu", p.mfu_options()),
-                          ("ttft_slo", p.TTFT_SLO_OPTIONS), ("tpot_slo", p.TPOT_SLO_OPTIONS)):
+    first = [dict(base, hw=hw) for hw in _one_dropdown_02()]
+    for name, options in _slider_options_02().items():
         first += [dict(base, **{name: v}) for v in options]
     first += [dict(base, input_len=32768, mfu=0.1), dict(base, input_len=32768, output_len=16)]
     first += second_moves_02(base)
@@ -48,19 +44,30 @@ def chapter_02() -> list:
 SLIDERS_02 = ("input_len", "output_len", "mfu", "ttft_slo", "tpot_slo")     # chapter 02's search sliders
 
 
+def _slider_options_02() -> dict:
+    """Each of chapter 02's search sliders (``SLIDERS_02``) -> its positions."""
+    from course import panel as p
+    return dict(zip(SLIDERS_02, (p.INPUT_OPTIONS, p.OUTPUT_OPTIONS, p.mfu_options(), p.TTFT_SLO_OPTIONS,
+                                 p.TPOT_SLO_OPTIONS)))
+
+
+def _one_dropdown_02() -> list:
+    """The chapter's hardware with one of its dropdowns moved (the two dtypes count as one)."""
+    from course import panel as p
+    return ([p.Hardware(model=m) for m in p.MODEL_OPTIONS] + [p.Hardware(gpu=g) for g in p.GPU_OPTIONS]
+            + [p.Hardware(tp=t) for t in p.TP_OPTIONS]
+            + [p.Hardware(weight_dtype=w, kv_dtype=kv) for w in p.DTYPE_OPTIONS for kv in p.DTYPE_OPTIONS])
+
+
 def second_moves_02(base: dict) -> list:
     """Chapter 02's positions two moves away: every pair of its search sliders at two of their
     values, and each one-dropdown hardware change with each slider at each value (a learner's
     second move after a first one)."""
     from course import panel as p
-    options = {"input_len": p.INPUT_OPTIONS, "output_len": p.OUTPUT_OPTIONS, "mfu": p.mfu_options(),
-               "ttft_slo": p.TTFT_SLO_OPTIONS, "tpot_slo": p.TPOT_SLO_OPTIONS}
+    options = _slider_options_02()
     pairs = [dict(base, **{a: x, b: y}) for i, a in enumerate(SLIDERS_02) for b in SLIDERS_02[i + 1:]
              for x in options[a] for y in options[b]]
-    hardware = ([p.Hardware(model=m) for m in p.MODEL_OPTIONS] + [p.Hardware(gpu=g) for g in p.GPU_OPTIONS]
-                + [p.Hardware(tp=t) for t in p.TP_OPTIONS]
-                + [p.Hardware(weight_dtype=w, kv_dtype=kv) for w in p.DTYPE_OPTIONS for kv in p.DTYPE_OPTIONS])
-    with_hw = [dict(base, hw=hw, **{a: x}) for hw in hardware for a in SLIDERS_02 for x in options[a]]
+    with_hw = [dict(base, hw=hw, **{a: x}) for hw in _one_dropdown_02() for a in SLIDERS_02 for x in options[a]]
     return pairs + with_hw
 
 

@@ -22,14 +22,17 @@ def assert_same(res, ref, *, extra_s: bool = False) -> None:
         assert np.array_equal(log.extra_s, [s.extra_s for s in ref.steps])
 
 
-def driven_run(setup, arrivals, inputs, outputs, priorities, cuts):
+def driven_run(setup, arrivals, inputs, outputs, cuts=(), **per_request):
     """Each request submitted at its arrival after advancing to it (a fleet's way), with extra
-    ``advance`` cuts at the times in ``cuts``; the instance's result."""
+    ``advance`` cuts at the times in ``cuts``; the instance's result. ``per_request``: lists of
+    ``Instance.submit`` keywords, one value per request (``priority=[...]``, ``prefilled=[...]``,
+    ``prefix=[...]``); None for a keyword not given."""
     inst = Instance(setup)
+    given = {k: v for k, v in per_request.items() if v is not None}
     times = sorted([(a, 0, i) for i, a in enumerate(arrivals)] + [(c, 1, -1) for c in cuts])
     for t, kind, i in times:
         inst.advance(t)
         if kind == 0:
-            inst.submit(t, inputs[i], outputs[i], priority=priorities[i])
+            inst.submit(t, inputs[i], outputs[i], **{k: v[i] for k, v in given.items()})
     inst.advance()
     return inst.result()

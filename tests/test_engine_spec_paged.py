@@ -218,7 +218,7 @@ def test_a_driven_instance_equals_the_whole_run(case, cuts):
         whole = run_requests(setup, arrivals, inputs, outputs, priorities=priorities)
     except RuntimeError:
         return
-    driven = driven_run(setup, arrivals, inputs, outputs, priorities, cuts)
+    driven = driven_run(setup, arrivals, inputs, outputs, cuts, priority=priorities)
     assert np.array_equal(driven.first_token, whole.first_token)
     assert np.array_equal(driven.finish, whole.finish)
     assert np.array_equal(driven.steps.start, whole.steps.start)

@@ -9,6 +9,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from conftest import TICK, ticks, tiny_setup
+from engine_parity import driven_run
 from fleet_reference import plain_instance_run
 from sim.engine import Instance, run_requests
 from test_engine_vs_reference import setup_and_lengths
@@ -20,15 +21,7 @@ FAST = settings(max_examples=60, deadline=None, suppress_health_check=[HealthChe
 
 def drive(setup, arrivals, inputs, outputs, prefilled=None, cuts=()):
     """Submit each request at its arrival after advancing to it, advancing also to extra cut times."""
-    inst = Instance(setup)
-    prefilled = prefilled or [False] * len(arrivals)
-    times = sorted([(a, 0, i) for i, a in enumerate(arrivals)] + [(c, 1, -1) for c in cuts])
-    for t, kind, i in times:
-        inst.advance(t)
-        if kind == 0:
-            inst.submit(t, inputs[i], outputs[i], prefilled=prefilled[i])
-    inst.advance()
-    return inst.result()
+    return driven_run(setup, arrivals, inputs, outputs, cuts, prefilled=prefilled)
 
 
 @FAST

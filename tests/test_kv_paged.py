@@ -8,10 +8,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from conftest import TICK, ticks, tiny_setup
+from engine_parity import driven_run
 from kv_reference import plain_kv_run
 from vllm_reference import vllm_run
 from sim import Setup, lengths, run, summarize, workload
-from sim.engine import Instance, run_requests
+from sim.engine import run_requests
 from sim.kv import Paged
 
 PROFILE = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -19,13 +20,7 @@ PROFILE = settings(max_examples=200, deadline=None, suppress_health_check=[Healt
 
 def drive(setup, arrivals, inputs, outputs, prefixes=None, prefilled=None):
     """Submit each request at its arrival after advancing to it (the fleet's way of driving)."""
-    inst = Instance(setup)
-    for i, a in enumerate(arrivals):
-        inst.advance(a)
-        inst.submit(a, inputs[i], outputs[i], prefix=prefixes[i] if prefixes else None,
-                    prefilled=prefilled[i] if prefilled else False)
-    inst.advance()
-    return inst.result()
+    return driven_run(setup, arrivals, inputs, outputs, prefix=prefixes or None, prefilled=prefilled or None)
 
 
 def assert_same_as_reference(setup, arrivals, inputs, outputs, prefixes=None, prefilled=None):
@@ -100,14 +95,7 @@ def test_cut_anywhere_equals_the_uncut_run(case, cuts):
     # The resumable instance stops quiet runs at every `until`; the result must not move.
     setup, arrivals, inputs, outputs, _ = case
     whole = drive(setup, arrivals, inputs, outputs)
-    inst = Instance(setup)
-    times = sorted([(a, 0, i) for i, a in enumerate(arrivals)] + [(c, 1, -1) for c in cuts])
-    for t, kind, i in times:
-        inst.advance(t)
-        if kind == 0:
-            inst.submit(t, inputs[i], outputs[i])
-    inst.advance()
-    res = inst.result()
+    res = driven_run(setup, arrivals, inputs, outputs, cuts)
     assert np.array_equal(res.finish, whole.finish) and np.array_equal(res.steps.start, whole.steps.start)
     assert np.array_equal(res.preemptions, whole.preemptions)
 
