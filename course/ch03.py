@@ -16,7 +16,8 @@ from functools import lru_cache
 
 import numpy as np
 
-from course.panel import KV_BYTES_PER_TOKEN, _Live
+from course.live import Live
+from course.panel import KV_BYTES_PER_TOKEN
 from sim import lengths, presets, workload
 from sim.fleet import Failures, Fleet, run_fleet, summarize_fleet
 from sim.kv import Paged, PrefixCache
@@ -682,7 +683,7 @@ def gateway_html(run_: GatewayRun) -> str:
     return rows_html(rows)
 
 
-class GatewayPanel(_Live):
+class GatewayPanel(Live):
     """The chapter's panel: router, instances, new sessions per second per instance, and a failure
     switch; shows ``gateway``'s figures and ``gateway_chart``. Like chapter 02's panels, a change
     runs in a worker thread (``background=True``, in a notebook) with a busy line, and a newer

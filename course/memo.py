@@ -147,8 +147,8 @@ def shipped(name: str, *files: str, strip=None, folder: Path | None = None):
     stores and what a call computed live returns too (default: the value): an answer is the same
     object whichever way it came, and a live answer holds no more memory than a stored one (the
     panels keep hundreds of them in their caches). The wrapper has ``table``, ``live`` (the
-    undecorated function) and ``store(*args, **kwargs)`` (compute live and keep the answer for
-    ``save``)."""
+    undecorated function), ``store(*args, **kwargs)`` (compute live and keep the answer for
+    ``save``) and ``peek(*args, **kwargs)`` (the stored answer, or ``MISSING``: never computes)."""
     def wrap(f):
         table = Table(name, files, folder)
 
@@ -161,6 +161,10 @@ def shipped(name: str, *files: str, strip=None, folder: Path | None = None):
                 return value if strip is None else strip(value)
             return value
 
+        def peek(*args, **kwargs):
+            k = key(args, kwargs)
+            return MISSING if k is None else table.entries().get(k, MISSING)
+
         def store(*args, **kwargs):
             value = f(*args, **kwargs)
             k = key(args, kwargs)
@@ -168,7 +172,7 @@ def shipped(name: str, *files: str, strip=None, folder: Path | None = None):
                 table.put(k, value if strip is None else strip(value))
             return value
 
-        lookup.table, lookup.live, lookup.store = table, f, store
+        lookup.table, lookup.live, lookup.store, lookup.peek = table, f, store, peek
         return lookup
     return wrap
 

@@ -2,9 +2,12 @@
 
 Two panels; every figure is ``sim.plan``'s or a simulation's, computed live or read from the table
 ``python -m course.memo build 02`` computed with the same code (``course.memo``: the positions one
-control away from the chapter's, and every instance choice; a table made by other code is never read):
+or two moves away from the chapter's, and every instance choice; a table made by other code is never
+read). Where a position needs a live search (0.3-6 s), chapter 02's panel first shows a provisional
+answer, marked as one, from the same search with shorter trials (``course.estimate``), and replaces
+it with the plan's when the search ends; a newer move stops an older move's searches.
 
-* ``design_panel()`` (chapter 02): choices of model, GPU, TP and weight / KV dtype (``sim.presets``,
+* ``design_panel()`` (chapter 02; the widgets are ``course.live``'s): choices of model, GPU, TP and weight / KV dtype (``sim.presets``,
   the chapter's instance by default) and sliders for QPS, prompt and output length, MFU, GPU price
   and the TTFT / TPOT SLOs; shows the sizing (the figures ``sim.plan`` gives), the hand calculation
   behind it (``course.explain``), a "what changed" line, and p99 TTFT / TPOT against the rate.
@@ -20,7 +23,7 @@ has no plan; this module formats them. ``python -m sim plan`` / ``sweep`` give t
 the same option (``sim.plan``'s default search: steady-state trials, ``sim.capacity``); the latency
 curve draws 1500-request runs around the plan's answer. The charts are light SVG
 (``course.plots.Chart``): a matplotlib PNG would take longer to render than the whole update may. ``benchmarks/bench_panel.py`` times random
-slider moves through ``DesignPanel.update`` / ``RatePanel.update``, the code the widgets call.
+slider moves through ``course.live``'s ``DesignPanel`` / ``RatePanel``, the code the widgets call.
 
 Instances: the chapter's (Llama-3-70B, FP8 weights and KV, 8 x H100) is ``chapter_setup()``, its
 own rounded figures (70.6B parameters); any other choice is ``sim.presets.instance`` with the
@@ -32,24 +35,22 @@ a TP that does not divide the heads, a request larger than the KV cache: the pre
 
 from __future__ import annotations
 
+import contextvars
 import html
 import io
 import math
-import threading
-import time
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 
 import numpy as np
 
-from course import memo, plots
+from course import memo
 from course.explain import explain_zh, fmt_rate
 from sim import bound, capacity, planning, presets
 from sim.metrics import meets_slos, percentile, summarize
 from sim.setup import Setup
 from sim.simulate import simulate
 from sim.validate import check_lengths_fit
-from course.kit import rows_html
 
 # The chapter's service: a 70B dense model, FP8 weights and KV, one instance = 8 x H100 with TP=8.
 KV_BYTES_PER_TOKEN = 2 * 80 * 8 * 128 * 1          # K and V x 80 layers x 8 KV heads x 128 dims x 1 byte
@@ -178,6 +179,7 @@ class Design:
     tpot_slo: float = TPOT_SLO_S
     ceilings: bound.Ceilings | None = None      # the analytic ceilings (sim.bound.ceilings)
     plan: planning.Plan | None = field(default=None, compare=False, repr=False)
+    estimated: bool = False                     # the rate is ``course.estimate``'s, not the search's
 
 
 @dataclass(frozen=True)
@@ -196,7 +198,12 @@ def _without_run(answer: Planned) -> Planned:
     return answer if answer.plan is None else Planned(replace(answer.plan, run_at_rate=None), answer.error)
 
 
-@lru_cache(maxsize=512)
+INSTANCE_CACHE = 4096        # answers ``instance`` keeps in memory (a plan without its run: a few kB)
+_SEARCHED: set = set()       # the calls ``design`` has had ``instance`` answer since its cache was last emptied
+_STOP = contextvars.ContextVar("stop", default=None)   # the searches' stop() (see while_current)
+
+
+@lru_cache(maxsize=INSTANCE_CACHE)
 @memo.shipped("ch02.instance", "course/panel.py", strip=_without_run)
 def instance(input_len: int, output_len: int, mfu: float, hw: Hardware = CHAPTER,
              ttft_slo: float = TTFT_SLO_S, tpot_slo: float = TPOT_SLO_S) -> Planned:
@@ -204,14 +211,28 @@ def instance(input_len: int, output_len: int, mfu: float, hw: Hardware = CHAPTER
     that change the instance, the request shape or the SLOs run it again; QPS and price resize it.
     The positions of ``course.panel_grids.chapter_02`` are answered from the shipped table
     (``course.memo``: the same figures, computed by ``python -m course.memo build 02`` for the code
-    as it is; any other position, or other code, is computed live). Raises ValueError for a choice that cannot run
-    (``_setup_or_reason`` says why)."""
+    as it is; any other position, or other code, is computed live). Raises ValueError for a choice
+    that cannot run (``_setup_or_reason`` says why), and ``sim.capacity.Cancelled`` when the
+    panel's move it was computing for is superseded (``_STOP``: the search's ``stop``)."""
     setup = instance_setup(hw, mfu)
     try:
-        return Planned(planning.plan(QPS, setup, input_len, output_len, ttft_slo, tpot_slo,
-                                     gpus_per_instance=hw.tp, headroom=HEADROOM, gpu_hour_usd=GPU_HOUR_USD))
+        answer = Planned(planning.plan(QPS, setup, input_len, output_len, ttft_slo, tpot_slo,
+                                       gpus_per_instance=hw.tp, headroom=HEADROOM, gpu_hour_usd=GPU_HOUR_USD,
+                                       stop=_STOP.get()))
     except (planning.InfeasibleError, planning.BracketError) as e:
-        return Planned(None, e)
+        answer = Planned(None, e)
+    return answer
+
+
+def ready(input_len: int, output_len: int, mfu: float, hw: Hardware = CHAPTER, ttft_slo: float = TTFT_SLO_S,
+          tpot_slo: float = TPOT_SLO_S) -> bool:
+    """Whether ``design`` answers this position at once: the choice cannot run (the reason is all
+    there is to show), the shipped table holds it, or this session has computed it (``instance``'s
+    cache). False means a capacity search (0.3-6 s on a laptop core)."""
+    if _setup_or_reason(hw, mfu, input_len, output_len)[0] is None:
+        return True
+    args = (input_len, output_len, mfu, hw, ttft_slo, tpot_slo)
+    return args in _SEARCHED or instance.peek(*args) is not memo.MISSING
 
 
 @lru_cache(maxsize=1024)
@@ -227,6 +248,10 @@ def design(qps: float = QPS, input_len: int = INPUT_LEN, output_len: int = OUTPU
         return Design(*controls, False, 0.0, None, None, None, None, None, "infeasible", math.nan, math.nan,
                       why, (why,), **common)
     answer = instance(input_len, output_len, mfu, hw, ttft_slo, tpot_slo)
+    if len(_SEARCHED) >= INSTANCE_CACHE:          # (both caches empty together: ready() never lies)
+        _SEARCHED.clear()
+        instance.cache_clear()
+    _SEARCHED.add((input_len, output_len, mfu, hw, ttft_slo, tpot_slo))
     if answer.plan is not None:
         p = answer.plan.resized(qps=qps, gpu_hour_usd=gpu_hour_usd)
         lines = explain_zh(setup, input_len, output_len, low_load_ttft_s=p.low_load_ttft_s,
@@ -429,21 +454,24 @@ BOUND_LABEL = {
     "ttft": "TTFT SLO（长提示词）",
     "unbounded": "SLO 约束不住（压测请求全部达标）",
     "infeasible": "无解（单实例满足不了 SLO）",
+    "estimating": "待定（精确的搜索算完后给出）",
 }
 
 
 def design_rows(d: Design) -> list[tuple[str, str]]:
     """The panel's table: (label in Chinese, value) for a ``Design``."""
+    about = "约 " if d.estimated else ""          # an estimate's figures say so
     rows = [
         ("低负载 TTFT / TPOT（中位数）", f"{_fmt_s(d.low_load_ttft_s)} / {_fmt_s(d.low_load_tpot_s)}"),
-        ("单实例满足 SLO 的最大速率", f"{fmt_rate(d.rate_per_instance)} req/s" if d.feasible else "—"),
+        ("单实例满足 SLO 的最大速率", (f"{about}{fmt_rate(d.rate_per_instance)} req/s" + ("（估算，精确值计算中）" if d.estimated else ""))
+         if d.feasible else "—"),
     ]
     if d.feasible:
         rows += [
-            ("实例数（不加余量 / 加 30% 余量）", f"{d.instances_no_headroom} / {d.instances}"),
-            ("GPU 数", f"{d.gpus} 张 {presets.gpu(d.hardware.gpu).name}"),
-            ("每小时成本", f"${d.usd_per_hour:,.0f}"),
-            ("每百万输出 token 成本", f"${d.usd_per_million_output_tokens:.2f}"),
+            ("实例数（不加余量 / 加 30% 余量）", f"{about}{d.instances_no_headroom} / {d.instances}"),
+            ("GPU 数", f"{about}{d.gpus} 张 {presets.gpu(d.hardware.gpu).name}"),
+            ("每小时成本", f"{about}${d.usd_per_hour:,.0f}"),
+            ("每百万输出 token 成本", f"{about}${d.usd_per_million_output_tokens:.2f}"),
         ]
     rows.append(("瓶颈", BOUND_LABEL.get(d.bound, d.bound)))
     if not d.feasible:
@@ -458,171 +486,6 @@ def design_html(d: Design) -> str:
     notes = "".join(f"<li>{html.escape(line)}</li>" for line in d.explanation)
     return (f"<table>{cells}</table><details open><summary>这些数字从哪里来</summary>"
             f"<ul style='margin-top:4px'>{notes}</ul></details>")
-
-
-# --- Widgets ----------------------------------------------------------------------------------
-
-BUSY_HTML = "<span style='color:#b36b00'>⏳ 计算中……（新的改动会取代还没算完的旧改动）</span>"
-CURVE_BUSY_HTML = "<span style='color:#b36b00'>⏳ 数字已更新，延迟曲线计算中……</span>"
-
-
-class _Live:
-    """What both panels share: every change asks for an update; the update runs in a worker thread
-    (``background=True``, in a notebook) so the kernel keeps taking slider moves, a busy line shows
-    meanwhile, and a newer move supersedes an older one: an update that is no longer the latest
-    stops at its next stage and shows nothing, so the panel never shows a stale answer. With
-    ``background=False`` (tests, benchmarks) the update runs in the caller, the same code path."""
-
-    def _init_live(self, background: bool) -> None:
-        self.background = background
-        self._generation = 0
-        self._lock = threading.Lock()
-        self._thread = None
-        self.last_update_s = 0.0
-        self.superseded = 0
-
-    def _request(self, control: str | None) -> None:
-        self._generation += 1
-        generation = self._generation
-        self.busy.value = BUSY_HTML
-        if not self.background:
-            self._run(generation, control)
-            return
-        self._thread = threading.Thread(target=self._run, args=(generation, control), daemon=True)
-        self._thread.start()
-
-    def _run(self, generation: int, control) -> None:
-        with self._lock:                       # one update at a time; skip it if a newer one came
-            if generation != self._generation:
-                self.superseded += 1
-                return
-            try:
-                done = self.update(control, current=lambda: generation == self._generation)
-            except Exception as e:             # show it in the panel rather than lose it in a thread
-                self.busy.value = f"<span style='color:#c00'>出错：{html.escape(repr(e))}</span>"
-                raise
-            if done:
-                self.busy.value = ""
-            else:
-                self.superseded += 1
-
-    def wait(self) -> None:
-        """Wait for the update in flight (background mode)."""
-        if self._thread is not None:
-            self._thread.join()
-
-    def _repr_mimebundle_(self, **kwargs):
-        return self.widget._repr_mimebundle_(**kwargs)
-
-
-def _hardware_choices(w, hw: Hardware, width="150px"):
-    layout = w.Layout(width=width)
-    style = {"description_width": "60px"}
-    return {
-        "model": w.Dropdown(options=MODEL_OPTIONS, value=hw.model, description="模型", style=style,
-                            layout=w.Layout(width="220px")),
-        "gpu": w.Dropdown(options=GPU_OPTIONS, value=hw.gpu, description="GPU", style=style, layout=layout),
-        "tp": w.Dropdown(options=TP_OPTIONS, value=hw.tp, description="TP", style=style, layout=w.Layout(width="120px")),
-        "weight_dtype": w.Dropdown(options=DTYPE_OPTIONS, value=hw.weight_dtype, description="权重",
-                                   style=style, layout=w.Layout(width="130px")),
-        "kv_dtype": w.Dropdown(options=DTYPE_OPTIONS, value=hw.kv_dtype, description="KV", style=style,
-                               layout=w.Layout(width="130px")),
-    }
-
-
-class DesignPanel(_Live):
-    """Chapter 02's panel. ``choices`` maps model / gpu / tp / weight_dtype / kv_dtype to dropdowns,
-    ``sliders`` maps qps / input_len / output_len / mfu / gpu_hour_usd / ttft_slo / tpot_slo to
-    sliders; after any change ``design``, ``curve``, ``figure`` (a ``plots.Chart``), ``table``,
-    ``chart``, ``changed`` hold what is shown, and ``last_update_s`` how long the update took."""
-
-    def __init__(self, *, background: bool = True):
-        import ipywidgets as w
-
-        self._init_live(background)
-        style = {"description_width": "150px"}
-        layout = w.Layout(width="560px")
-        common = dict(continuous_update=False, style=style, layout=layout)
-        self.choices = _hardware_choices(w, CHAPTER)
-        self.sliders = {
-            "qps": w.SelectionSlider(options=QPS_OPTIONS, value=QPS, description="峰值 QPS", **common),
-            "input_len": w.SelectionSlider(options=INPUT_OPTIONS, value=INPUT_LEN,
-                                           description="提示词长度 (token)", **common),
-            "output_len": w.SelectionSlider(options=OUTPUT_OPTIONS, value=OUTPUT_LEN,
-                                            description="输出长度 (token)", **common),
-            "mfu": w.FloatSlider(min=MFU_RANGE[0], max=MFU_RANGE[1], step=MFU_RANGE[2], value=MFU,
-                                 readout_format=".2f", description="MFU", **common),
-            "gpu_hour_usd": w.FloatSlider(min=PRICE_RANGE[0], max=PRICE_RANGE[1], step=PRICE_RANGE[2],
-                                          value=GPU_HOUR_USD, readout_format=".2f",
-                                          description="每卡每小时 ($)", **common),
-            "ttft_slo": w.SelectionSlider(options=TTFT_SLO_OPTIONS, value=TTFT_SLO_S,
-                                          description="TTFT SLO (s, p99)", **common),
-            "tpot_slo": w.SelectionSlider(options=TPOT_SLO_OPTIONS, value=TPOT_SLO_S,
-                                          description="TPOT SLO (s, p99)", **common),
-        }
-        self.controls = {**self.choices, **self.sliders}
-        self.changed = w.HTML()
-        self.busy = w.HTML()
-        self.table = w.HTML()
-        self.chart = w.HTML()
-        self.status = w.HTML()
-        self.widget = w.VBox([w.HBox(list(self.choices.values())), w.VBox(list(self.sliders.values())),
-                              self.changed, self.busy, self.table, self.chart, self.status])
-        self.figure = None
-        self.design = self.curve = None
-        self.answer_s = 0.0
-        for name, control in self.controls.items():
-            control.observe(lambda change, name=name: self._request(name), names="value")
-        self.update()
-
-    def values(self) -> dict:
-        """The controls' values, with MFU and price rounded to their steps (floats drift)."""
-        v = {k: s.value for k, s in self.controls.items()}
-        v["mfu"] = round(float(v["mfu"]), 2)
-        v["gpu_hour_usd"] = round(float(v["gpu_hour_usd"]), 2)
-        return v
-
-    def update(self, control: str | None = None, current=lambda: True) -> bool:
-        """Recompute and show the controls' position, in two stages: the figures, the "what changed"
-        line and the explanation first (``answer_s`` after the start), then the latency curve and
-        its chart (``last_update_s``), the busy line showing until both are done. Returns False,
-        having shown nothing more, as soon as ``current()`` turns False: a newer move came in."""
-        start = time.perf_counter()
-        v = self.values()
-        hw = Hardware(v["model"], v["gpu"], v["tp"], v["weight_dtype"], v["kv_dtype"])
-        d = design(v["qps"], v["input_len"], v["output_len"], v["mfu"], v["gpu_hour_usd"], hw,
-                   v["ttft_slo"], v["tpot_slo"])
-        if not current():
-            return False
-        before, self.design = self.design, d
-        self.changed.value = f"<b>变化：</b>{html.escape(what_changed(before, d, control))}"
-        self.table.value = design_html(d)
-        self.answer_s = time.perf_counter() - start
-        if self.busy.value:
-            self.busy.value = CURVE_BUSY_HTML
-        curve = latency_curve(v["input_len"], v["output_len"], v["mfu"], hw, v["ttft_slo"], v["tpot_slo"])
-        if not current():
-            return False
-        if curve is not self.curve or self.figure is None or curve is None:
-            self.curve = curve
-            if curve is None:
-                self.figure = None
-                self.chart.value = ""
-            else:
-                self.figure = plots.latency_vs_rate_chart(curve, d.ttft_slo, d.tpot_slo, d.rate_per_instance or None,
-                                                          title=hw.label())
-                self.chart.value = self.figure.svg()
-        self.last_update_s = time.perf_counter() - start
-        note = (f"曲线每个点模拟 {self.curve.num_requests} 个请求，比最大速率搜索的稳态压测短，"
-                f"所以曲线越过 SLO 线的地方在选定速率右边一点；" if self.curve else "")
-        self.status.value = (f"<small>{note}本次更新：数字 {self.answer_s * 1e3:.0f} ms，"
-                             f"连同曲线 {self.last_update_s * 1e3:.0f} ms</small>")
-        return True
-
-
-def design_panel(*, background: bool = True) -> DesignPanel:
-    """Build chapter 02's panel at the chapter's values (200 QPS, 2000 / 500 tokens, MFU 0.4)."""
-    return DesignPanel(background=background)
 
 
 RATE_OPTIONS = (1, 2, 4, 6, 8, 10, 12, 14, 15, 16, 17, 18, 19, 20, 22, 25)
@@ -646,100 +509,36 @@ def rate_options(hw: Hardware = CHAPTER, mfu: float = MFU, input_len: int = INPU
     return options
 
 
-class RatePanel(_Live):
-    """Chapter 01's panel: the instance choice and a rate slider (2000 in / 500 out, MFU 0.4);
-    ``dist`` holds the run shown, ``figure`` (a ``plots.Chart``) its TTFT and TPOT distributions
-    over the previous run's (grey, dashed), ``table`` the summary with the rate against the
-    instance's compute ceiling, ``changed`` what the last move did.
-
-    Choosing another instance keeps the offered rate (the slider's positions become that
-    instance's range, the current rate among them): the same traffic on a faster or slower
-    instance is what the choice is for. (Rescaling the rate with the instance, as this panel once
-    did, put every instance at the same share of its ceiling, so the curves barely moved.)"""
-
-    def __init__(self, rates=RATE_OPTIONS, value: float = 10, *, input_len: int = INPUT_LEN,
-                 output_len: int = OUTPUT_LEN, mfu: float = MFU, background: bool = True):
-        import ipywidgets as w
-
-        self._init_live(background)
-        self.input_len, self.output_len, self.mfu = input_len, output_len, mfu
-        self.choices = _hardware_choices(w, CHAPTER)
-        self.slider = w.SelectionSlider(options=tuple(rates), value=value, description="到达速率 (req/s)",
-                                        continuous_update=False, style={"description_width": "130px"},
-                                        layout=w.Layout(width="560px"))
-        self.busy = w.HTML()
-        self.changed = w.HTML()
-        self.table = w.HTML()
-        self.chart = w.HTML()
-        self.widget = w.VBox([w.HBox(list(self.choices.values())), self.slider, self.changed, self.busy,
-                              self.table, self.chart])
-        self.controls = {"rate": self.slider, **self.choices}
-        self.figure = self.dist = None
-        self._rescaling = False
-        self.hardware = CHAPTER
-        self.slider.observe(lambda _c: None if self._rescaling else self._request("rate"), names="value")
-        for name, control in self.choices.items():
-            control.observe(lambda _c, name=name: self._request(name), names="value")
-        self.update()
-
-    def _set_rates(self, hw: Hardware) -> None:
-        """The new instance's slider positions, keeping the rate shown (no update fires meanwhile)."""
-        rate = self.slider.value
-        self._rescaling = True
-        try:
-            self.slider.options = rate_options(hw, self.mfu, self.input_len, self.output_len, keep=rate)
-            self.slider.value = rate
-        finally:
-            self._rescaling = False
-        self.hardware = hw
-
-    def update(self, control: str | None = None, current=lambda: True) -> bool:
-        start = time.perf_counter()
-        c = self.choices
-        hw = Hardware(c["model"].value, c["gpu"].value, c["tp"].value, c["weight_dtype"].value, c["kv_dtype"].value)
-        if hw != self.hardware:
-            self._set_rates(hw)
-        try:
-            dist = distribution(self.slider.value, self.input_len, self.output_len, self.mfu, hw=hw)
-        except ValueError as e:
-            if not current():
-                return False
-            self.dist, self.figure = None, None
-            self.changed.value = ""
-            self.table.value = f"<b>{html.escape(str(e))}</b>"
-            self.chart.value = ""
-            self.last_update_s = time.perf_counter() - start
-            return True
-        if not current():
-            return False
-        before, self.dist = self.dist, dist
-        s = dist.stats
-        rows = [
-            ("TTFT 平均 / P50 / P99", f"{_fmt_s(s['ttft_mean'])} / {_fmt_s(s['ttft_p50'])} / {_fmt_s(s['ttft_p99'])}"),
-            ("TPOT 平均 / P50 / P99", f"{_fmt_s(s['tpot_mean'])} / {_fmt_s(s['tpot_p50'])} / {_fmt_s(s['tpot_p99'])}"),
-            ("满足 SLO 的比例", f"{s['slo_ok']:.1%}"),
-            ("吞吐 / goodput", f"{s['throughput']:.2f} / {s['goodput']:.2f} req/s"),
-            ("这个实例的算力上限", f"{fmt_rate(dist.compute_ceiling)} req/s（当前速率是它的 {dist.load:.0%}）"),
-        ]
-        self.table.value = rows_html(rows)
-        self.changed.value = f"<b>变化：</b>{html.escape(rate_changed(before, dist, control))}"
-        previous = None if before is None or before is dist else (before.ttft, before.tpot)
-        self.figure = plots.distribution_chart(dist.ttft, dist.tpot, TTFT_SLO_S, TPOT_SLO_S, before=previous,
-                                               title=f"{hw.label()} · rate {dist.rate:g} req/s")
-        self.chart.value = self.figure.svg()
-        self.last_update_s = time.perf_counter() - start
-        return True
+def while_current(wanted, f, *args):
+    """``f(*args)`` with every search it runs (``instance``, ``estimate.quick_rate``) stopping, by raising
+    ``sim.capacity.Cancelled``, as soon as ``wanted()`` turns False: the panel's learner has moved
+    on to a position that needs another search, so the CPU goes to that one."""
+    token = _STOP.set(lambda: not wanted())
+    try:
+        return f(*args)
+    finally:
+        _STOP.reset(token)
 
 
-def rate_panel(**kwargs) -> RatePanel:
-    """Build chapter 01's rate slider panel."""
+def design_panel(*, background: bool = True):
+    """Build chapter 02's panel (``course.live.DesignPanel``) at the chapter's values (200 QPS,
+    2000 / 500 tokens, MFU 0.4)."""
+    from course.live import DesignPanel
+    return DesignPanel(background=background)
+
+
+def rate_panel(**kwargs):
+    """Build chapter 01's rate slider panel (``course.live.RatePanel``)."""
+    from course.live import RatePanel
     return RatePanel(**kwargs)
 
 
 def clear_caches() -> None:
     """Forget every cached computation (tests and benchmarks use it to time cold updates)."""
-    for f in (instance_setup, instance, design, latency_curve, distribution):
+    from course import estimate
+    for f in (instance_setup, instance, estimate.quick_rate, design, latency_curve, distribution):
         f.cache_clear()
+    _SEARCHED.clear()
 
 
 def warm_up() -> None:

@@ -29,7 +29,10 @@ How long a run at a rate lasts (fixed lengths):
   0.4-2.0% (the spread of the answer over seeds is itself about 2%). The first window (a warm-up: its requests meet a partly empty batch)
   and the last (a drain: no arrivals follow them) are not judged. A run that has certainly failed
   stops early (``Runs``), so an overloaded rate costs a few windows, not a hundred.
-  ``STEADY_MIN_REQUESTS`` and ``STEADY_MAX_REQUESTS`` bound a trial's size.
+  ``STEADY_MIN_REQUESTS`` and ``STEADY_MAX_REQUESTS`` bound a trial's size. ``windows=W`` asks for
+  trials of W windows instead: a quicker, noisier answer (the chapter-02 panel's provisional figure
+  uses 20, with ``rel_tol`` 0.05; ``benchmarks/bench_panel.py --estimates`` measures how far it lands
+  from the default's).
 - ``num_requests=N``: N requests, every one judged (the handbook's trials: ``method="bisect"``
   uses 1500). An instance whose batch holds hundreds of requests absorbs a short run whole and
   never reaches a steady state, so such trials overstate capacity (70B FP8 on one H200 with
@@ -57,6 +60,10 @@ STEADY_MIN_REQUESTS = 3000                  # ... and at least this many request
 STEADY_MAX_REQUESTS = 300_000               # ... and at most (SLOs so loose a window never ends)
 
 
+class Cancelled(Exception):
+    """A search stopped because its ``stop()`` said so (the caller no longer wants the answer)."""
+
+
 class BracketError(ValueError):
     """The answer is outside the range tried: below ``lo`` or at/above ``hi`` (``method="bisect"``),
     or the SLOs hold at every rate up to a million times the roofline bound (``method="search"``)."""
@@ -82,7 +89,8 @@ def _infeasible_error(message: str, ttft_s: float, tpot_s: float) -> InfeasibleE
 def max_rate(setup: Setup, load, ttft_slo: float, tpot_slo: float, *, method: str = "search",
              target: float = 0.99, num_requests: int | None = None, seed: int | None = None,
              rel_tol: float | None = None, lo: float | None = None, hi: float | None = None,
-             iterations: int | None = None, criterion: str = "both") -> float:
+             iterations: int | None = None, criterion: str = "both", windows: int | None = None,
+             stop=None) -> float:
     """The largest request rate (req/s) at which ``load`` on ``setup`` meets both SLOs (seconds).
 
     ``method="search"`` (default) needs no bracket: it starts from ``throughput_bound``, halves or
@@ -103,12 +111,17 @@ def max_rate(setup: Setup, load, ttft_slo: float, tpot_slo: float, *, method: st
     ``criterion``: ``"both"`` (default) passes a run when at least ``target`` of its requests meet
     both SLOs; ``"each"`` when the ``target`` percentile of TTFT and that of TPOT are each within
     its SLO (MLPerf LoadGen's server rule: at most ``1 - target`` of the requests miss each one).
+
+    ``windows``: a steady-state trial's length in windows (fixed lengths, ``num_requests=None``;
+    default ``STEADY_WINDOWS``), at least 3 (a warm-up, a drain and one judged window). ``stop``: a
+    function of no arguments, asked between slices of every run; when it returns True the search
+    raises ``Cancelled`` (an interactive caller whose question has changed).
     """
     if method not in METHODS:
         raise ValueError(f"method must be one of {METHODS}, got {method!r}")
-    if method == "bisect" and num_requests is None and not callable(load):
+    if method == "bisect" and num_requests is None and not callable(load) and windows is None:
         num_requests = POISSON_REQUESTS
-    ok = _predicate(setup, load, ttft_slo, tpot_slo, target, num_requests, seed, criterion)
+    ok = _predicate(setup, load, ttft_slo, tpot_slo, target, num_requests, seed, criterion, windows, stop)
     if method == "bisect":
         _only_for("search", rel_tol=rel_tol)
         lo = BISECT_LO if lo is None else lo
@@ -120,11 +133,13 @@ def max_rate(setup: Setup, load, ttft_slo: float, tpot_slo: float, *, method: st
 
 def search(setup: Setup, input_len: int, output_len: int, ttft_slo: float, tpot_slo: float, *,
            target: float = 0.99, num_requests: int | None = None, seed: int | None = None,
-           rel_tol: float | None = None, criterion: str = "both") -> tuple[float, "Runs"]:
+           rel_tol: float | None = None, criterion: str = "both", windows: int | None = None,
+           stop=None) -> tuple[float, "Runs"]:
     """``max_rate(..., method="search")`` for fixed lengths, with the runs it made: ``Runs.results``
     holds the result of every run that passed, so a caller can reuse the one at the answer (the
     panels draw it and read its bound) instead of simulating it again."""
-    runs = _predicate(setup, (input_len, output_len), ttft_slo, tpot_slo, target, num_requests, seed, criterion)
+    runs = _predicate(setup, (input_len, output_len), ttft_slo, tpot_slo, target, num_requests, seed, criterion,
+                      windows, stop)
     rate = _search(runs, _first_guess(setup, (input_len, output_len)),
                    SEARCH_REL_TOL if rel_tol is None else rel_tol)
     return rate, runs
@@ -158,7 +173,8 @@ def throughput_bound(setup: Setup, input_len: int, output_len: int) -> float:
 
 # --- the load: fixed lengths or a workload function ------------------------------------------
 
-def _predicate(setup, load, ttft_slo, tpot_slo, target, num_requests, seed, criterion="both"):
+def _predicate(setup, load, ttft_slo, tpot_slo, target, num_requests, seed, criterion="both", windows=None,
+               stop=None):
     """rate -> whether the run of ``load`` at that rate meets the SLOs, everything else fixed."""
     if criterion not in CRITERIA:
         raise ValueError(f"criterion must be one of {CRITERIA}, got {criterion!r}")
@@ -166,30 +182,39 @@ def _predicate(setup, load, ttft_slo, tpot_slo, target, num_requests, seed, crit
     check_number("tpot_slo", tpot_slo, 0, note="(seconds)")
     if isinstance(target, bool) or not isinstance(target, (int, float)) or not 0 < target <= 1:
         raise ValueError(f"target must be in (0, 1], got {target!r}")
+    if stop is not None and not callable(stop):
+        raise ValueError(f"stop must be a function of no arguments returning True to cancel, got {stop!r}")
     if callable(load):
-        if num_requests is not None or seed is not None:
-            raise ValueError("num_requests and seed apply to fixed lengths only: a load function "
+        if num_requests is not None or seed is not None or windows is not None:
+            raise ValueError("num_requests, seed and windows apply to fixed lengths only: a load function "
                              "rate -> Workload sets its own request count and seed")
-        return LoadRuns(setup, load, ttft_slo, tpot_slo, target, criterion)
+        return LoadRuns(setup, load, ttft_slo, tpot_slo, target, criterion, stop)
     input_len, output_len = _lengths(load)
     if num_requests is not None:
         check_int("num_requests", num_requests, 1)
+    if windows is not None:
+        check_int("windows", windows, 3)         # a warm-up, a drain and at least one judged window
+        windows = int(windows)
+        if num_requests is not None:
+            raise ValueError("windows sets a steady-state trial's length; num_requests a fixed one: give one of them")
     seed = 0 if seed is None else seed
     check_lengths_fit(setup, *(x if isinstance(x, int) else x.high or 1 for x in (input_len, output_len)))
-    return Runs(setup, input_len, output_len, num_requests, seed, ttft_slo, tpot_slo, target, criterion)
+    return Runs(setup, input_len, output_len, num_requests, seed, ttft_slo, tpot_slo, target, criterion,
+                windows, stop)
 
 
 def steady_trial(setup: Setup, input_len, output_len, ttft_slo: float, tpot_slo: float,
-                 rate: float, target: float = 0.99) -> tuple[int, float]:
+                 rate: float, target: float = 0.99, windows: int | None = None) -> tuple[int, float]:
     """A steady-state trial at ``rate``: (requests, window seconds). It lasts ``STEADY_WINDOWS``
     windows, or ``2 / (1 - target)`` when that is more (a tail of ``1 - target`` then still spans
-    two windows), at least ``STEADY_MIN_REQUESTS`` and at most ``STEADY_MAX_REQUESTS`` requests; requests
-    arriving in its first and last window are not judged (see the module docstring). Lengths are
-    ints or ``sim.lengths`` distributions (their means count)."""
+    two windows), or exactly ``windows`` when given, at least ``STEADY_MIN_REQUESTS`` and at most
+    ``STEADY_MAX_REQUESTS`` requests; requests arriving in its first and last window are not judged
+    (see the module docstring). Lengths are ints or ``sim.lengths`` distributions (their means count)."""
     mean_in, mean_out = (x if isinstance(x, int) else x.mean for x in (input_len, output_len))
     batch = max(1, min(setup.max_num_seqs, int(setup.kv_capacity_tokens // (mean_in + mean_out))))
     window = max(ttft_slo + max(0.0, mean_out - 1) * tpot_slo, batch / rate)
-    windows = max(STEADY_WINDOWS, round(2 / (1 - target), 6)) if target < 1 else math.inf   # 2/(1-0.99) is 199.99999999999983
+    if windows is None:
+        windows = max(STEADY_WINDOWS, round(2 / (1 - target), 6)) if target < 1 else math.inf   # 2/(1-0.99) is 199.99999999999983
     n = windows * window * rate
     n = STEADY_MAX_REQUESTS if not math.isfinite(n) else min(STEADY_MAX_REQUESTS, max(STEADY_MIN_REQUESTS, math.ceil(n)))
     return n, window
@@ -218,15 +243,17 @@ class Runs:
     for a failing run, cut short or not, so the search takes the same steps whether or not a run
     was cut. The search interpolates on it. ``runs`` counts runs started, ``cut_short`` how many
     stopped early; ``results`` keeps the passing runs' results; ``lengths`` each run's requests.
+    ``windows``: a steady trial's length (``steady_trial``); ``stop()``, asked before each slice,
+    raises ``Cancelled`` when True.
     """
 
     SLICES = 16                       # how often a run checks whether it has already failed
 
     def __init__(self, setup, input_len, output_len, num_requests, seed, ttft_slo, tpot_slo, target,
-                 criterion="both"):
+                 criterion="both", windows=None, stop=None):
         self.setup, self.input_len, self.output_len, self.n = setup, input_len, output_len, num_requests
         self.seed, self.ttft_slo, self.tpot_slo, self.target = seed, ttft_slo, tpot_slo, target
-        self.criterion = criterion
+        self.criterion, self.windows, self.stop = criterion, windows, stop
         self.steady = num_requests is None
         self.levels: dict[float, float | None] = {}
         self.results: dict[float, object] = {}
@@ -238,7 +265,7 @@ class Runs:
         if not self.steady:
             return self.n, 0.0
         return steady_trial(self.setup, self.input_len, self.output_len, self.ttft_slo, self.tpot_slo, rate,
-                            self.target)
+                            self.target, self.windows)
 
     def arrivals(self, rate: float, n: int | None = None) -> list[float]:
         """``poisson_arrivals(rate, n, seed)``, bit for bit, from the kept draws."""
@@ -268,6 +295,8 @@ class Runs:
         inst.submit_many(arrivals, inps, outs)
         out = np.asarray(outs, dtype=float)
         for k in range(1, self.SLICES):
+            if self.stop is not None and self.stop():
+                raise Cancelled(f"the search was stopped during its run at {rate:.4g} req/s")
             inst.advance(arrivals[k * n // self.SLICES])
             if self._certain_misses(inst, arr, out, judged, k * n // self.SLICES + 1) > allowed:
                 self.cut_short += 1
@@ -326,9 +355,9 @@ class LoadRuns:
     decides its arrivals), with ``levels`` and ``results`` of the passing ones as ``Runs`` keeps them,
     so a load function and fixed lengths take the same search steps."""
 
-    def __init__(self, setup, load, ttft_slo, tpot_slo, target, criterion="both"):
+    def __init__(self, setup, load, ttft_slo, tpot_slo, target, criterion="both", stop=None):
         self.setup, self.load, self.ttft_slo, self.tpot_slo, self.target = setup, load, ttft_slo, tpot_slo, target
-        self.criterion = criterion
+        self.criterion, self.stop = criterion, stop
         self.levels: dict[float, float | None] = {}
         self.results: dict[float, object] = {}
         self.runs = self.cut_short = 0
@@ -336,6 +365,8 @@ class LoadRuns:
     def __call__(self, rate: float) -> bool:
         from sim.workload import run
 
+        if self.stop is not None and self.stop():
+            raise Cancelled(f"the search was stopped before its run at {rate:.4g} req/s")
         self.runs += 1
         result = run(self.setup, self.load(rate))
         ok = _passes(result.ttft, result.tpot, self.ttft_slo, self.tpot_slo, self.target, self.criterion)

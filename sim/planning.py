@@ -133,7 +133,7 @@ def plan(qps: float, setup: Setup, input_len: int, output_len: int, ttft_slo: fl
          tpot_slo: float, *, gpus_per_instance: int, headroom: float = 1.3,
          gpu_hour_usd: float = 2.5, rate: float | None = None, search: str = "auto",
          target: float = 0.99, num_requests: int | None = None, rel_tol: float = PLAN_REL_TOL,
-         seed: int = 0, uncertainty: Uncertainty | None = None) -> Plan:
+         seed: int = 0, uncertainty: Uncertainty | None = None, stop=None) -> Plan:
     """Size a deployment of identical ``setup`` instances for ``qps`` requests per second.
 
     The rate one instance sustains comes from ``rate`` when given (``search`` is then "given"),
@@ -155,6 +155,10 @@ def plan(qps: float, setup: Setup, input_len: int, output_len: int, ttft_slo: fl
     ``uncertainty`` (``sim.presets.uncertainty(gpu, tp)`` for a calibrated preset) adds ranges: the
     rate times the validation residuals' 10th and 90th percentiles of published / predicted
     capacity, and the instances and GPUs those two rates need.
+
+    ``stop``: a function of no arguments the search asks between slices of its runs; when it
+    returns True, ``plan`` raises ``sim.capacity.Cancelled`` (an interactive caller whose question
+    has changed: the chapter-02 panel).
     """
     _check_positive("qps", qps)
     _check_positive("ttft_slo", ttft_slo)
@@ -173,7 +177,8 @@ def plan(qps: float, setup: Setup, input_len: int, output_len: int, ttft_slo: fl
         _check_positive("rate", rate)
         search, at_rate = "given", None
     else:
-        rate, at_rate = _search(setup, lengths, ttft_slo, tpot_slo, search, target, num_requests, seed, rel_tol)
+        rate, at_rate = _search(setup, lengths, ttft_slo, tpot_slo, search, target, num_requests, seed, rel_tol,
+                                stop)
 
     low = simulate(setup, min(1.0, rate / 10), LOW_LOAD_REQUESTS, input_len, output_len, seed)
     low_ttft, low_tpot = percentile(low.ttft, 50), percentile(low.tpot, 50)   # summarize's p50s, alone
@@ -190,7 +195,7 @@ def plan(qps: float, setup: Setup, input_len: int, output_len: int, ttft_slo: fl
         ceilings=bound.ceilings(setup, input_len, output_len), run_at_rate=at_rate, **ranges)
 
 
-def _search(setup, lengths, ttft_slo, tpot_slo, search, target, num_requests, seed, rel_tol):
+def _search(setup, lengths, ttft_slo, tpot_slo, search, target, num_requests, seed, rel_tol, stop=None):
     """(the largest rate within the SLOs, the search's run at it or None), by ``search``.
 
     A lone request is the best case (nothing shares its steps), so when it already misses an SLO no
@@ -203,10 +208,10 @@ def _search(setup, lengths, ttft_slo, tpot_slo, search, target, num_requests, se
     at_rate = None
     if search == "chapter":
         rate = max_rate(setup, lengths, ttft_slo, tpot_slo, method="bisect", target=target,
-                        num_requests=num_requests, seed=seed, lo=1.0, hi=60.0, iterations=12)
+                        num_requests=num_requests, seed=seed, lo=1.0, hi=60.0, iterations=12, stop=stop)
     else:
         rate, runs = capacity_search(setup, *lengths, ttft_slo, tpot_slo, target=target,
-                                     num_requests=num_requests, seed=seed, rel_tol=rel_tol)
+                                     num_requests=num_requests, seed=seed, rel_tol=rel_tol, stop=stop)
         at_rate = runs.results.get(rate)
     if rate <= 0:
         raise _infeasible(alone, ttft_slo, tpot_slo, target)

@@ -277,3 +277,62 @@ def test_a_stricter_target_lengthens_the_trial():
     assert w999 == w and n999 == math.ceil(round(2 / (1 - 0.999), 6) * w * 50.0) and n999 > 9 * n99
     assert n99 == math.ceil(200 * w * 50.0)
     assert capacity.steady_trial(SMALL, 100, 30, 0.5, 0.05, 100.0, target=1.0)[0] == capacity.STEADY_MAX_REQUESTS
+
+
+# --- Shorter steady trials (windows=) and stopping a search (stop=) ---------------------------
+
+def test_steady_trial_of_given_windows_by_hand():
+    w = 0.5 + 29 * 0.05
+    n, window = capacity.steady_trial(SMALL, 100, 30, 0.5, 0.05, 100.0, windows=20)
+    assert (n, window) == (math.ceil(20 * w * 100.0), w) and n == 3900              # 20 windows of 1.95 s at 100 req/s
+    assert capacity.steady_trial(SMALL, 100, 30, 0.5, 0.05, 100.0, windows=200) == \
+        capacity.steady_trial(SMALL, 100, 30, 0.5, 0.05, 100.0)                    # the default's length
+    assert capacity.steady_trial(SMALL, 100, 30, 0.5, 0.05, 5.0, windows=20)[0] == capacity.STEADY_MIN_REQUESTS
+    # exactly the windows asked for: the 2 / (1 - target) rule of the default does not apply
+    assert capacity.steady_trial(SMALL, 100, 30, 0.5, 0.05, 100.0, target=0.999, windows=20)[0] == 3900
+
+
+def test_a_search_of_shorter_trials_runs_them_and_lands_near_the_default():
+    from course.panel import chapter_setup
+    steady, runs = capacity.search(chapter_setup(), 2000, 500, 2.0, 0.05, rel_tol=0.05)
+    quick, qruns = capacity.search(chapter_setup(), 2000, 500, 2.0, 0.05, rel_tol=0.05, windows=20)
+    for rate, n in qruns.lengths.items():
+        assert n == capacity.steady_trial(chapter_setup(), 2000, 500, 2.0, 0.05, rate, windows=20)[0]
+        assert n < capacity.steady_trial(chapter_setup(), 2000, 500, 2.0, 0.05, rate)[0] / 5
+    assert abs(quick / steady - 1) < 0.1
+
+
+@pytest.mark.parametrize("kwargs, words", [
+    ({"windows": 2}, "windows must be a whole number >= 3"),
+    ({"windows": 2.5}, "windows must be a whole number >= 3"),
+    ({"windows": 20, "num_requests": 300}, "give one of them"),
+    ({"stop": True}, "stop must be a function"),
+])
+def test_bad_windows_or_stop_name_the_field(kwargs, words):
+    with pytest.raises(ValueError, match=words):
+        max_rate(SMALL, (100, 30), *SLOS, **kwargs)
+
+
+def test_windows_apply_to_fixed_lengths_only():
+    with pytest.raises(ValueError, match="windows apply to fixed lengths only"):
+        max_rate(SMALL, lambda r: workload.poisson(r, 300, 100, 30), *SLOS, windows=20)
+
+
+def test_a_stop_that_never_fires_changes_nothing_and_one_that_fires_cancels():
+    asked = []
+    plain = max_rate(SMALL, (100, 30), *SLOS)
+    assert max_rate(SMALL, (100, 30), *SLOS, stop=lambda: asked.append(1) and False) == plain
+    assert len(asked) > 0                                   # it was asked, between slices of the runs
+    calls = iter(range(10**6))
+    with pytest.raises(capacity.Cancelled):
+        max_rate(SMALL, (100, 30), *SLOS, stop=lambda: next(calls) >= 20)
+    with pytest.raises(capacity.Cancelled):
+        max_rate(SMALL, lambda r: workload.poisson(r, 300, 100, 30), *SLOS, stop=lambda: True)
+
+
+def test_plan_passes_its_stop_to_the_search():
+    from sim import plan
+    with pytest.raises(capacity.Cancelled):
+        plan(50, SMALL, 100, 30, *SLOS, gpus_per_instance=1, stop=lambda: True)
+    assert plan(50, SMALL, 100, 30, *SLOS, gpus_per_instance=1, stop=lambda: False) == \
+        plan(50, SMALL, 100, 30, *SLOS, gpus_per_instance=1)

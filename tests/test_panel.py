@@ -9,8 +9,8 @@ matplotlib.use("Agg")
 import numpy as np
 import pytest
 
-from course import explain, panel, plots
-from sim import Setup, plan, presets, simulate
+from course import estimate, explain, panel, plots
+from sim import Setup, capacity, plan, planning, presets, simulate
 
 
 def test_chapter_setup_is_the_chapters_instance():
@@ -457,3 +457,118 @@ def test_bench_panel_moves_every_control_of_a_panel():
     assert set(r.controls) == {"rate", "model", "gpu", "tp", "weight_dtype", "kv_dtype"}
     assert bench.values_of(r.controls["gpu"]) == list(panel.GPU_OPTIONS)
     assert bench.spread(list(range(10)), 3) == [0, 4, 9] and bench.spread([1, 2], 5) == [1, 2]
+
+
+# --- Off the shipped table: a marked estimate first, then sim.plan's figures --------------------
+
+OFF_TABLE = dict(input_len=4096, output_len=1024, mfu=0.3)      # three sliders moved: not in the table
+
+
+def test_quick_rate_is_the_capacity_search_with_shorter_trials():
+    setup = panel.chapter_setup(0.3)
+    rate, runs = capacity.search(setup, 4096, 1024, 2.0, 0.05, windows=estimate.quick_windows(setup, 4096, 1024, 2.0, 0.05),
+                                 rel_tol=estimate.QUICK_REL_TOL)
+    assert estimate.quick_rate(4096, 1024, 0.3) == rate > 0
+    assert all(n < capacity.steady_trial(setup, 4096, 1024, 2.0, 0.05, r)[0] for r, n in runs.lengths.items())
+    assert estimate.quick_rate(32768, 4096, 0.1) is None                   # a lone request misses the TTFT SLO
+    assert estimate.quick_rate(2000, 500, 0.4, panel.Hardware(gpu="a100-80gb")) is None     # no FP8 on an A100
+
+
+def test_the_estimate_is_sized_as_sim_plan_sizes_a_rate_and_says_it_is_one():
+    d = estimate.estimated_design(300, 4096, 1024, 0.3, 3.0)
+    rate = estimate.quick_rate(4096, 1024, 0.3)
+    sized = planning.size(300, rate, 1024, gpus_per_instance=8, headroom=1.3, gpu_hour_usd=3.0)
+    assert d.estimated and d.rate_per_instance == rate and d.bound == "estimating"
+    assert (d.instances_no_headroom, d.instances, d.gpus, d.usd_per_hour) == sized[:4]
+    text = panel.design_html(d)
+    assert "估算" in text and f"约 {explain.fmt_rate(rate)} req/s" in text and f"约 {d.gpus} 张" in text
+    assert "计算中" in text and not panel.design(300, 4096, 1024, 0.3, 3.0).estimated
+
+
+def test_ready_says_whether_a_position_needs_a_search():
+    panel.clear_caches()
+    assert not panel.ready(**OFF_TABLE)
+    assert panel.ready(2000, 500, 0.4, panel.Hardware(gpu="a100-80gb"))   # cannot run: the reason is the answer
+    panel.design(200, **OFF_TABLE)
+    assert panel.ready(**OFF_TABLE)
+    if panel.instance.table.current():                                   # the shipped table: the chapter's position
+        assert panel.ready(2000, 500, 0.4)
+
+
+def test_an_off_table_move_shows_a_marked_estimate_then_sim_plans_figures():
+    p = panel.design_panel(background=False)
+    p.sliders["input_len"].value, p.sliders["output_len"].value = 4096, 1024
+    panel.clear_caches()
+    shown = []
+    p.table.observe(lambda c: shown.append(c["new"]), names="value")
+    p.sliders["mfu"].value = 0.3
+    assert len(shown) == 2 and "估算" in shown[0] and "估算" not in shown[1]
+    assert p.estimate.rate_per_instance == estimate.quick_rate(**OFF_TABLE)
+    assert p.design == panel.design(200, **OFF_TABLE) and not p.design.estimated
+    assert shown[1] == p.table.value == panel.design_html(p.design)
+    assert 0 < p.first_s < p.answer_s <= p.last_update_s and "估算" in p.status.value
+    p.sliders["qps"].value = 300                                         # a resize: no estimate, no search
+    assert len(shown) == 3 and "估算" not in shown[2] and p.first_s == p.answer_s
+
+
+def test_a_stage_of_an_older_move_shows_nothing(monkeypatch):
+    p = panel.design_panel(background=False)
+    before = (p.table.value, p.changed.value, p.busy.value, p.design)
+    monkeypatch.setattr(panel, "ready", lambda *args: False)            # so the estimate is computed too
+    assert p.first("mfu", current=lambda: False) is False
+    assert p.rest("mfu", current=lambda: False) is False
+    assert (p.table.value, p.changed.value, p.busy.value, p.design) == before
+
+
+def test_a_search_stops_once_its_position_is_no_longer_wanted(monkeypatch):
+    # design -> instance -> sim.plan -> the capacity search, asked between slices of each run
+    panel.clear_caches()
+    asked = []
+    real = planning.plan
+
+    def watched(*args, **kwargs):
+        asked.append(kwargs["stop"])
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(planning, "plan", watched)
+    checks = iter(range(10**6))
+    with pytest.raises(capacity.Cancelled):
+        panel.while_current(lambda: next(checks) < 5, panel.design, 200, *OFF_TABLE.values())
+    assert asked and asked[0] is not None and not panel.ready(**OFF_TABLE)     # nothing kept
+    with pytest.raises(capacity.Cancelled):
+        panel.while_current(lambda: False, estimate.quick_rate, *OFF_TABLE.values())
+    assert estimate.quick_rate.cache_info().currsize == 0
+    assert panel._STOP.get() is None                                   # reset after each call
+    d = panel.while_current(lambda: True, panel.design, 200, *OFF_TABLE.values())
+    assert d == panel.design(200, **OFF_TABLE) and panel.ready(**OFF_TABLE)
+
+
+def test_background_moves_end_on_the_latest_and_a_resize_keeps_the_search(monkeypatch):
+    panel.clear_caches()
+    p = panel.design_panel(background=True)
+    p.sliders["mfu"].value = 0.3
+    p.sliders["input_len"].value = 4096
+    p.wait()
+    stops = []
+    real = panel.while_current
+    monkeypatch.setattr("course.live.while_current",
+                        lambda wanted, f, *args: stops.append(wanted) or real(wanted, f, *args))
+    p.sliders["output_len"].value = 1024        # three sliders moved: off the table, a search starts
+    p.sliders["qps"].value = 300                # the same search wanted: it is kept
+    p.wait()
+    assert p.design == panel.design(300, 4096, 1024, 0.3) and p.busy.value == ""
+    assert stops and all(w() for w in stops)    # every search still wanted at the end
+    p.sliders["output_len"].value = 2048        # another search: the one for 1024 is no longer wanted
+    assert not stops[0]()
+    p.wait()
+    assert p.design == panel.design(300, 4096, 2048, 0.3) and p.superseded >= 1
+
+
+def test_quick_trials_shrink_where_a_window_holds_many_requests():
+    setup = panel.chapter_setup(0.8)
+    assert estimate.quick_windows(panel.chapter_setup(), 2000, 500, 2.0, 0.05) == estimate.QUICK_WINDOWS
+    short = estimate.quick_windows(setup, 128, 64, 10.0, 0.1)          # a 16 s window at ~1000 req/s
+    ceiling = capacity.throughput_bound(setup, 128, 64)
+    window = capacity.steady_trial(setup, 128, 64, 10.0, 0.1, ceiling)[1]
+    assert short == max(3, int(estimate.QUICK_MAX_REQUESTS // (window * ceiling))) < estimate.QUICK_WINDOWS
+    assert estimate.quick_windows(setup, 128, 64, 1e4, 1.0) == 3                       # never below 3
