@@ -26,6 +26,7 @@ from sim import capacity
 
 BUSY_HTML = "<span style='color:#b36b00'>⏳ 计算中……（新的改动会取代还没算完的旧改动）</span>"
 CURVE_BUSY_HTML = "<span style='color:#b36b00'>⏳ 数字已更新，延迟曲线计算中……</span>"
+STOPPED = object()          # what a stage's computation returns when a newer move stopped its searches
 ESTIMATE_BUSY_HTML = ("<span style='color:#b36b00'>⏳ 数字是估算：稳态搜索正在算精确值（零点几秒到几秒），"
                       "算完先换成精确的数字，再补上延迟曲线……</span>")
 
@@ -167,7 +168,7 @@ class DesignPanel(Live):
         for name, control in self.controls.items():
             control.observe(lambda change, name=name: self._request(name), names="value")
         warm_up()                  # the compiled engine loads now (~0.5 s), not on the first search
-        self._wanted = self._search_key()
+        self._wanted = self._position()[2]
         self.rest()                # the first figures: exact, nothing to show before them
 
     def values(self) -> dict:
@@ -178,20 +179,23 @@ class DesignPanel(Live):
         return v
 
     def _request(self, control: str | None) -> None:
-        self._wanted = self._search_key()      # what a search in flight must still be for
+        self._wanted = self._position()[2]     # what a search in flight must still be for
         super()._request(control)
 
-    def _search_key(self) -> tuple:
-        """The controls a search depends on (not QPS or price): ``panel.instance``'s arguments."""
-        v, hw, _ = self._position()
-        return (v["input_len"], v["output_len"], v["mfu"], hw, v["ttft_slo"], v["tpot_slo"])
-
     def _position(self):
-        """The controls' values, the hardware they name, and ``design``'s arguments for them."""
+        """The hardware the controls name, ``design``'s arguments for them, and the search's key:
+        the controls a search depends on (not QPS or price), ``panel.instance``'s arguments."""
         v = self.values()
         hw = Hardware(v["model"], v["gpu"], v["tp"], v["weight_dtype"], v["kv_dtype"])
-        return v, hw, (v["qps"], v["input_len"], v["output_len"], v["mfu"], v["gpu_hour_usd"], hw,
-                       v["ttft_slo"], v["tpot_slo"])
+        key = (v["input_len"], v["output_len"], v["mfu"], hw, v["ttft_slo"], v["tpot_slo"])
+        return hw, (v["qps"], *key[:3], v["gpu_hour_usd"], hw, *key[4:]), key
+
+    def _while_wanted(self, key: tuple, f, *args):
+        """``f(*args)``, its searches stopped once the latest move wants another key (``STOPPED``)."""
+        try:
+            return while_current(lambda: self._wanted == key, f, *args)
+        except capacity.Cancelled:
+            return STOPPED
 
     def first(self, control: str | None = None, current=lambda: True) -> bool:
         """The quick stage: where the answer needs a search (``ready`` is False), show the estimate
@@ -199,13 +203,11 @@ class DesignPanel(Live):
         its way) at once; ``first_s`` is when the move's first figures showed. False when a newer
         move came in."""
         start = time.perf_counter()
-        v, hw, args = self._position()
-        key = self._search_key()
+        _, args, key = self._position()
         guess = None
         if not ready(*key):
-            try:
-                guess = while_current(lambda: self._wanted == key, estimated_design, *args)
-            except capacity.Cancelled:
+            guess = self._while_wanted(key, estimated_design, *args)
+            if guess is STOPPED:
                 return False
         with self._show_lock:
             if not current():
@@ -225,11 +227,9 @@ class DesignPanel(Live):
         curve and its chart (``last_update_s``), the busy line showing until both are done. Returns
         False, having shown nothing more, as soon as ``current()`` turns False: a newer move came in."""
         start = self._start
-        v, hw, args = self._position()
-        key = self._search_key()
-        try:
-            d = while_current(lambda: self._wanted == key, design, *args)
-        except capacity.Cancelled:
+        hw, args, key = self._position()
+        d = self._while_wanted(key, design, *args)
+        if d is STOPPED:
             return False
         with self._show_lock:
             if not current():
