@@ -29,6 +29,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import sys
 
 FIT_MIN_M = 256
 TILES = (16, 32, 64, 128, 256)
@@ -108,12 +109,17 @@ def part_fit(cfg: dict, ops: dict, hbm: float | None) -> dict:
 
 
 def nongemm_terms(report: dict, hbm: float | None) -> dict:
-    configs = report.get("nongemm", {}).get("configs", {})
+    sec = report.get("nongemm", {})
+    configs = sec.get("configs", {})
+    if not configs:                                 # the section failed (or never ran) before any config
+        return {"error": sec.get("error", "not measured")}
     out = {}
     for shape in sorted({c["shape"] for c in configs.values()}):
         by_tp = {c["tp"]: c for c in configs.values() if c["shape"] == shape and "ops" in c}
         if 1 not in by_tp:
-            out[shape] = {"error": "no TP 1 config measured"}
+            why = [c.get("error") or c.get("skipped") for c in configs.values()
+                   if c["shape"] == shape and c["tp"] == 1 and "ops" not in c]
+            out[shape] = {"error": "no TP 1 config measured" + (f" ({why[0]})" if why and why[0] else "")}
             continue
         sets = {}
         for set_name, parts in SETS.items():
@@ -265,6 +271,8 @@ def summary_lines(d: dict) -> list[str]:
     if "error" in ng:
         lines.append(f"non-GEMM: {ng['error']}")
     for shape, s in ng.items():
+        if shape == "error":
+            continue
         if not isinstance(s, dict) or "sets" not in s:
             lines.append(f"non-GEMM {shape}: {s.get('error') if isinstance(s, dict) else s}")
             continue
@@ -303,6 +311,27 @@ def summary_lines(d: dict) -> list[str]:
     return lines
 
 
+SECTIONS = ("nongemm", "mpad", "sustain")
+
+
+def load_report(path: str) -> dict:
+    """The JSON measure_gaps.py wrote; a ValueError naming the file and what is wrong otherwise."""
+    with open(path) as f:
+        try:
+            report = json.load(f)
+        except json.JSONDecodeError as e:
+            raise ValueError(f"{path}: not JSON ({e})") from None
+    if not isinstance(report, dict):
+        raise ValueError(f"{path}: a JSON {type(report).__name__}, not measure_gaps.py's report (an object)")
+    if not any(k in report for k in SECTIONS):
+        raise ValueError(f"{path}: none of the sections {', '.join(SECTIONS)} (not a measure_gaps.py report, "
+                         "or its run stopped before the first section)")
+    bad = [k for k in SECTIONS if k in report and not isinstance(report[k], dict)]
+    if bad:
+        raise ValueError(f"{path}: section {', '.join(bad)} is not a JSON object")
+    return report
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("gaps", help="JSON written by measure_gaps.py")
@@ -310,8 +339,10 @@ def main() -> None:
     p.add_argument("--tol", type=float, default=0.03, help="largest deviation from a line still 'no staircase'")
     p.add_argument("--hbm", type=float, help="HBM bytes/s to use instead of the file's datasheet value")
     args = p.parse_args()
-    with open(args.gaps) as f:
-        report = json.load(f)
+    try:
+        report = load_report(args.gaps)
+    except ValueError as e:
+        sys.exit(f"derive_gap_terms.py: {e}")
     d = derive(report, tol=args.tol, hbm=args.hbm)
     print("\n".join(summary_lines(d)))
     if args.out:
