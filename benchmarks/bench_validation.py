@@ -1,6 +1,7 @@
 """Predicted against published: every row of tests/validation/, by slice, with a leave-one-source-out score.
 
     .venv/bin/python benchmarks/bench_validation.py [--workers 2] [--write] [--rows] [--quick] [--admission]
+                                                    [--what-if TERM ...]
 
 Runs each supported row (``benchmarks/fidelity.py`` says how each scenario is simulated) with the
 presets' calibrated step model at every point of the grid of the two constants fitted to the whole
@@ -8,7 +9,8 @@ set (the host time per step, which no kernel table measures: ``BASE_OVERHEAD_S``
 ``HOST_S_PER_SEQ`` per decoding sequence), and prints:
 
 - MAPE and signed bias overall and per slice (what the row measures: offline throughput, capacity at
-  the SLO, latency at fixed concurrency, ...; GPU, TP, model, metric, scenario, source) at the value
+  the SLO, latency at fixed concurrency, ...; each of those by the year of its source, a proxy for
+  the engine release; GPU, TP, model, metric, scenario, source) at the value
   that fits the whole set best; the rows left out and why;
 - apart from them, the latency rows of MLPerf server runs, measured at the system's saturation
   (``fidelity.saturated``): they measure the scheduler at capacity more than the step model, so
@@ -23,7 +25,9 @@ rows and re-simulate a sample) and the residual ranges the planner's error bars 
 sim/presets/residuals.py. ``--rows`` prints every row. ``--admission`` simulates each engine's
 admission policy at saturation (``fidelity.admission_engine``: paged blocks for vLLM and NVIDIA's
 MLPerf harness, SGLang's ratio reservation, TensorRT-LLM's no-evict reservation otherwise); it is
-about ten times slower on the large MLPerf batches and never writes the report.
+about ten times slower on the large MLPerf batches and never writes the report. ``--what-if TERM``
+(``benchmarks/what_if.py``: ``elementwise``, ``elementwise+swiglu``, ``allreduce``) adds a step-model
+term that the presets lack to every row and scores the set with it; it never writes the report either.
 """
 
 from __future__ import annotations
@@ -41,7 +45,7 @@ import fidelity as F                                       # noqa: E402
 
 REPORT = F.DATA / "report.json"
 RESIDUALS = F.ROOT / "sim" / "presets" / "residuals.py"
-DIMENSIONS = ("slice", "gpu", "tp", "model", "metric", "scenario", "source")
+DIMENSIONS = ("slice", "slice/year", "gpu", "tp", "model", "metric", "scenario", "source")
 TARGET_SLICES = ("offline throughput", "capacity at the SLO", "latency at fixed concurrency")
 TARGET_MAPE, TARGET_BIAS = 0.15, 0.05         # issue 22's targets, per slice and overall
 
@@ -138,6 +142,8 @@ def main(argv=None) -> int:
     ap.add_argument("--quick", action="store_true", help="only the chosen constant: no leave-one-source-out")
     ap.add_argument("--admission", action="store_true",
                     help="each engine's admission policy at saturation (fidelity.admission_engine; slow)")
+    ap.add_argument("--what-if", action="append", default=[],
+                    choices=("elementwise", "elementwise+swiglu", "allreduce"), help="add a step-model term that is not in the presets (benchmarks/what_if.py); repeatable")
     args = ap.parse_args(argv)
     start = time.perf_counter()
     rows, datasets = F.load_rows(), F.load_datasets()
@@ -152,13 +158,15 @@ def main(argv=None) -> int:
     by_value = {}
     for v in grid:
         t0 = time.perf_counter()
-        by_value[v] = F.evaluate_with(fitted_rows, datasets, v, workers=args.workers, admission=args.admission)
+        by_value[v] = F.evaluate_with(fitted_rows, datasets, v, workers=args.workers, admission=args.admission,
+                                  what_if=tuple(args.what_if))
         print(f"  host time {_value(v)}: MAPE {F.mape(s.error for s in by_value[v]):.1%} "
               f"({time.perf_counter() - t0:.0f} s)", file=sys.stderr)
     best = F.best_value(by_value)
     base, host = best
     scored = by_value[best] + F.evaluate_with([r for r in run if F.saturated(r)], datasets, best,
-                                              workers=args.workers, admission=args.admission)
+                                              workers=args.workers, admission=args.admission,
+                                  what_if=tuple(args.what_if))
     print(f"{len(rows)} rows from {len({r.source for r in rows})} sources; {len(run)} simulated "
           f"({sum(F.saturated(r) for r in run)} of them latency at saturation), {len(rows) - len(run)} left out; "
           f"host time per step fitted to the set: {_value(best)}")
@@ -191,8 +199,9 @@ def main(argv=None) -> int:
           "left one source out):")
     print(targets_markdown(targets))
     print(f"({time.perf_counter() - start:.0f} s)")
-    if args.write and args.admission:
-        print("not written: report.json and residuals.py hold the default rows' figures (no --admission)")
+    if args.write and (args.admission or args.what_if):
+        print("not written: report.json and residuals.py hold the default rows' figures "
+              "(no --admission, no --what-if)")
     elif args.write:
         report = {"base_overhead_s": base, "host_s_per_seq": host, "grid": [list(v) for v in grid],
                   "predicted": {s.row.id: s.predicted for s in scored},

@@ -134,7 +134,8 @@ class Row:
     @property
     def slice_keys(self) -> dict:
         """The slices a row belongs to, by dimension (``bench_validation.slice_table``)."""
-        return {"slice": self.kind, "gpu": self.gpu, "tp": f"tp{self.tp}", "model": self.model,
+        return {"slice": self.kind, "slice/year": f"{self.kind} / {source_year(self.source)}",
+                "gpu": self.gpu, "tp": f"tp{self.tp}", "model": self.model,
                 "metric": self.metric, "scenario": self.scenario, "source": self.source}
 
 
@@ -205,6 +206,13 @@ def _typed(raw: dict, file: str) -> Row:
 def load_sources(folder: Path = DATA) -> dict[str, dict]:
     with (Path(folder) / "sources.csv").open(newline="") as f:
         return {r["source"]: r for r in csv.DictReader(f)}
+
+
+@lru_cache(maxsize=None)
+def source_year(source: str) -> str:
+    """The year ``sources.csv`` dates the source (its publication: a proxy for the engine release the
+    rows measured, against the kernel tables' TensorRT-LLM 1.0-1.3 of 2025-2026), or "undated"."""
+    return load_sources().get(source, {}).get("date", "")[:4] or "undated"
 
 
 def load_datasets(folder: Path = DATA) -> dict[str, dict]:
@@ -289,6 +297,7 @@ def engine_defaults(row: Row) -> dict:
 # small machine, and on the capacity rows it moves the answers by 0 to +3.5 points (bench_validation
 # --admission measures it).
 ADMISSION = False
+WHAT_IF = ()            # names of benchmarks/what_if.py terms added to every row's Setup (none by default)
 
 
 def admission_engine(row: Row) -> str:
@@ -323,6 +332,10 @@ def setup_for(row: Row):
                              max_num_seqs=d["max_num_seqs"], max_num_batched_tokens=d["max_num_batched_tokens"])
     if ADMISSION:
         setup = setup.replace(kv=kv.admission_policy(admission_engine(row)))
+    if WHAT_IF:                          # terms not in the presets (benchmarks/what_if.py)
+        import what_if
+        setup = what_if.apply(setup, WHAT_IF, preset_model(row), row.gpu, row.tp, row.weight_dtype,
+                              row.kv_dtype or row.weight_dtype)
     return setup
 
 
@@ -532,24 +545,27 @@ GRID = tuple((b, h) for b in GRID_BASE_OVERHEAD_S for h in GRID_HOST_S_PER_SEQ)
 
 
 def evaluate_with(rows: list[Row], datasets: dict, value: tuple, workers: int = 1,
-                  admission: bool | None = None) -> list[Scored]:
+                  admission: bool | None = None, what_if: tuple | None = None) -> list[Scored]:
     """Every row's prediction with ``(sim.presets.BASE_OVERHEAD_S, sim.presets.HOST_S_PER_SEQ)``
-    set to ``value`` (and ``ADMISSION`` to ``admission``, default the module's), on ``workers``
+    set to ``value`` (``ADMISSION`` to ``admission``, ``WHAT_IF`` to ``what_if``; default the
+    module's), on ``workers``
     local processes (``sim.executors.map_jobs``; results in the rows' order)."""
     admission = ADMISSION if admission is None else bool(admission)
-    jobs = [(row, datasets, tuple(value), admission) for row in rows]
+    what_if = WHAT_IF if what_if is None else tuple(what_if)
+    jobs = [(row, datasets, tuple(value), admission, what_if) for row in rows]
     return [Scored(row, p) for row, p in zip(rows, map_jobs(_predict_with, jobs, workers=workers))]
 
 
 def _predict_with(job) -> float:
-    global ADMISSION
-    row, datasets, (base_overhead_s, host_s_per_seq), admission = job
-    saved = presets.BASE_OVERHEAD_S, presets.HOST_S_PER_SEQ, ADMISSION
-    presets.BASE_OVERHEAD_S, presets.HOST_S_PER_SEQ, ADMISSION = base_overhead_s, host_s_per_seq, admission
+    global ADMISSION, WHAT_IF
+    row, datasets, (base_overhead_s, host_s_per_seq), admission, what_if = job
+    saved = presets.BASE_OVERHEAD_S, presets.HOST_S_PER_SEQ, ADMISSION, WHAT_IF
+    presets.BASE_OVERHEAD_S, presets.HOST_S_PER_SEQ = base_overhead_s, host_s_per_seq
+    ADMISSION, WHAT_IF = admission, what_if
     try:
         return predict(row, datasets)
     finally:
-        presets.BASE_OVERHEAD_S, presets.HOST_S_PER_SEQ, ADMISSION = saved
+        presets.BASE_OVERHEAD_S, presets.HOST_S_PER_SEQ, ADMISSION, WHAT_IF = saved
 
 
 def best_value(scored_by_value: dict[tuple, list[Scored]], keep=lambda row: True) -> tuple:
