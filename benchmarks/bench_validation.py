@@ -42,6 +42,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import fidelity as F                                       # noqa: E402
+import what_if                                             # noqa: E402
 
 REPORT = F.DATA / "report.json"
 RESIDUALS = F.ROOT / "sim" / "presets" / "residuals.py"
@@ -143,7 +144,8 @@ def main(argv=None) -> int:
     ap.add_argument("--admission", action="store_true",
                     help="each engine's admission policy at saturation (fidelity.admission_engine; slow)")
     ap.add_argument("--what-if", action="append", default=[],
-                    choices=("elementwise", "elementwise+swiglu", "allreduce"), help="add a step-model term that is not in the presets (benchmarks/what_if.py); repeatable")
+                    choices=what_if.TERMS,
+                    help="add a step-model term that is not in the presets (benchmarks/what_if.py); repeatable")
     args = ap.parse_args(argv)
     start = time.perf_counter()
     rows, datasets = F.load_rows(), F.load_datasets()
@@ -159,14 +161,14 @@ def main(argv=None) -> int:
     for v in grid:
         t0 = time.perf_counter()
         by_value[v] = F.evaluate_with(fitted_rows, datasets, v, workers=args.workers, admission=args.admission,
-                                  what_if=tuple(args.what_if))
+                                      what_if=tuple(args.what_if))
         print(f"  host time {_value(v)}: MAPE {F.mape(s.error for s in by_value[v]):.1%} "
               f"({time.perf_counter() - t0:.0f} s)", file=sys.stderr)
     best = F.best_value(by_value)
     base, host = best
     scored = by_value[best] + F.evaluate_with([r for r in run if F.saturated(r)], datasets, best,
                                               workers=args.workers, admission=args.admission,
-                                  what_if=tuple(args.what_if))
+                                              what_if=tuple(args.what_if))
     print(f"{len(rows)} rows from {len({r.source for r in rows})} sources; {len(run)} simulated "
           f"({sum(F.saturated(r) for r in run)} of them latency at saturation), {len(rows) - len(run)} left out; "
           f"host time per step fitted to the set: {_value(best)}")
