@@ -162,6 +162,10 @@ def load_rows(folder: Path = DATA) -> list[Row]:
 
 
 def _typed(raw: dict, file: str) -> Row:
+    if None in raw:               # csv.DictReader's key for the fields past the header's last column
+        raise ValueError(f"{len(COLUMNS) + len(raw[None])} fields where the header has {len(COLUMNS)} "
+                         "(an unquoted comma in a field? quote it or use another separator)")
+
     def whole(name, low=1, optional=False):
         text = (raw[name] or "").strip()
         if not text and optional:
@@ -342,8 +346,10 @@ def setup_for(row: Row):
 def length_of(row: Row, side: str, datasets: dict) -> lengths.Length:
     """A fixed count, or the dataset's published distribution.
 
-    With published quantiles (p10, median, p90, p99, max) the lengths are drawn from the inverse CDF
-    through them (log-linear between them, from 1 at the bottom), scaled to the published mean; with
+    With the dataset's percentiles (``percentiles``: its 0th to 100th, from the per-sample lengths;
+    ``benchmarks/dataset_percentiles.py``) the lengths are drawn from the inverse CDF through them
+    (log-linear between them); with only published quantiles (p10, median, p90, p99, max), through
+    those, from 1 at the bottom; either scaled to the published mean; with
     only a mean and a median, from a lognormal with that mean and median. A row that states the run's own mean output
     (``output_mean=...``: the log's tokens/s over samples/s, a measurement) rescales the
     dataset's output shape to that mean; otherwise a dataset's ``generated_mean`` (what the model
@@ -367,9 +373,13 @@ QUANTILES = (("p10", 0.10), ("median", 0.50), ("p90", 0.90), ("p99", 0.99), ("ma
 def _dataset_length(name: str, side: str, facts_json: str, mean: float) -> lengths.Length:
     facts = json.loads(facts_json)
     high = int(facts["max"]) if facts.get("max") else None
-    points = [(q, float(facts[k])) for k, q in QUANTILES if facts.get(k)]
-    if len(points) >= 3:
-        qs, xs = zip(*([(0.0, 1.0)] + points))
+    if facts.get("percentiles"):                 # the dataset's own 0th..100th percentiles
+        xs = [float(x) for x in facts["percentiles"]]
+        points = list(zip(np.linspace(0.0, 1.0, len(xs)), xs))
+    else:                                         # only the published quantiles, from 1 at the bottom
+        points = [(0.0, 1.0)] + [(q, float(facts[k])) for k, q in QUANTILES if facts.get(k)]
+    if len(points) >= 4:
+        qs, xs = zip(*points)
         grid = (np.arange(20000) + 0.5) / 20000
         samples = np.exp(np.interp(grid, qs, np.log(xs)))        # log-linear between the quantiles
         for _ in range(20):                                       # then scaled to the mean, capped

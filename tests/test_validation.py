@@ -54,6 +54,12 @@ def test_bad_rows_are_refused_with_the_line_and_column(tmp_path):
     (tmp_path / "rows_x.csv").write_text("\n".join([good[0], re.sub(r",value,[0-9.]+,", ",value,-3,", good[1])]))
     with pytest.raises(ValueError, match="value must be a positive number"):
         F.load_rows(tmp_path)
+    (tmp_path / "rows_x.csv").write_text("\n".join([good[0], good[1] + "; TP8, assumed"]))
+    with pytest.raises(ValueError, match=r"rows_x.csv line 2: 20 fields where the header has 19 \(an unquoted comma"):
+        F.load_rows(tmp_path)
+    (tmp_path / "rows_x.csv").write_text("\n".join([good[0], good[1] + '; "TP8, assumed"']))
+    with pytest.raises(ValueError, match="20 fields"):            # a quote inside a field is no quoting
+        F.load_rows(tmp_path)
 
 
 def test_every_row_is_simulated_or_left_out_with_a_reason():
