@@ -37,9 +37,14 @@ def percentiles(values) -> list[float]:
 
 
 def read_csv(mirror: Path, commit: str, path: str) -> list[dict]:
-    text = subprocess.run(["git", "-C", str(mirror), "show", f"{commit}:{path}"], check=True,
-                          capture_output=True, text=True).stdout
-    return list(csv.DictReader(io.StringIO(text)))
+    """The CSV at ``path`` as of ``commit`` in the mirror; a clear error where git cannot show it."""
+    shown = subprocess.run(["git", "-C", str(mirror), "show", f"{commit}:{path}"],
+                           capture_output=True, text=True)
+    if shown.returncode:
+        why = (shown.stderr.strip().splitlines() or ["git failed"])[-1]
+        raise ValueError(f"{mirror}: cannot read {path} at commit {commit} ({why}); "
+                         "is MIRROR a mirror of the repository the source cites?")
+    return list(csv.DictReader(io.StringIO(shown.stdout)))
 
 
 def update(datasets: dict, mirror: Path) -> list[str]:
@@ -53,6 +58,8 @@ def update(datasets: dict, mirror: Path) -> list[str]:
         for side, column in COLUMNS.items():
             if not facts.get(side, {}).get("p10"):           # this side's facts are not from the CSV
                 continue
+            if rows and column not in rows[0]:
+                raise ValueError(f"{name} {side}: the CSV {m.group(2)} has no column {column!r}")
             values = [float(r[column]) for r in rows]
             if len(values) != facts.get("n_samples", len(values)):
                 raise ValueError(f"{name}: {len(values)} rows in the CSV, n_samples says {facts['n_samples']}")
@@ -77,7 +84,12 @@ def main(argv: list[str]) -> int:
         print(__doc__.strip().splitlines()[2].strip(), file=sys.stderr)
         return 2
     datasets = json.loads(DATASETS.read_text())
-    for line in update(datasets, Path(argv[0])):
+    try:
+        done = update(datasets, Path(argv[0]))
+    except ValueError as e:                         # nothing is written when any dataset disagrees
+        print(f"dataset_percentiles: {e}", file=sys.stderr)
+        return 1
+    for line in done:
         print(line)
     DATASETS.write_text(dumps(datasets))
     return 0

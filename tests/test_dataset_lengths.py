@@ -132,8 +132,22 @@ def test_the_script_refuses_a_csv_that_is_not_the_one_cited(mirror):
     datasets["toy"]["n_samples"] = 201
     with pytest.raises(ValueError, match="200 rows in the CSV, n_samples says 201"):
         script.update(datasets, repo)
-    with pytest.raises(subprocess.CalledProcessError):                  # a commit the mirror lacks
-        script.update(_facts("0" * 40), repo)
+    with pytest.raises(ValueError, match="cannot read mlperf-data/summaries/toy.csv at commit 0000000000"):
+        script.update(_facts("0" * 40), repo)                           # a commit the mirror lacks
+    csv_file = repo / "mlperf-data" / "summaries" / "toy.csv"
+    csv_file.write_text("tokens_in,tokens_out\n" + csv_file.read_text().split("\n", 1)[1])
+    _git(repo, "commit", "-q", "-am", "renamed columns")
+    with pytest.raises(ValueError, match="toy input: the CSV mlperf-data/summaries/toy.csv has no column 'input_length'"):
+        script.update(_facts(_git(repo, "rev-parse", "HEAD")), repo)
+
+
+def test_the_script_reports_a_bad_mirror_and_writes_nothing(tmp_path, capsys, monkeypatch):
+    target = tmp_path / "datasets.json"
+    target.write_text(script.DATASETS.read_text())
+    monkeypatch.setattr(script, "DATASETS", target)
+    before = target.read_bytes()
+    assert script.main([str(tmp_path / "not-a-mirror")]) == 1
+    assert "cannot read" in capsys.readouterr().err and target.read_bytes() == before
 
 
 def test_the_script_needs_the_mirror(capsys):
