@@ -27,7 +27,10 @@ from pathlib import Path
 
 import numpy as np
 
-DATASETS = Path(__file__).resolve().parents[1] / "tests" / "validation" / "datasets.json"
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from fidelity import DATA, QUANTILES                       # noqa: E402  (the quantiles a dataset publishes)
+
+DATASETS = DATA / "datasets.json"
 SOURCE = re.compile(r"performance-dashboard/blob/([0-9a-f]{40})/(mlperf-data/summaries/[\w.-]+\.csv)")
 COLUMNS = {"input": "input_length", "output": "output_length"}
 
@@ -52,21 +55,21 @@ def update(datasets: dict, mirror: Path) -> list[str]:
     done = []
     for name, facts in datasets.items():
         m = SOURCE.search(facts.get("source", ""))
-        if not m:
+        sides = [side for side in COLUMNS if facts.get(side, {}).get("p10")]   # the sides the CSV is the source of
+        if not m or not sides:
             continue
         rows = read_csv(mirror, m.group(1), m.group(2))
-        for side, column in COLUMNS.items():
-            if not facts.get(side, {}).get("p10"):           # this side's facts are not from the CSV
-                continue
+        if len(rows) != facts.get("n_samples", len(rows)):
+            raise ValueError(f"{name}: {len(rows)} rows in the CSV, n_samples says {facts['n_samples']}")
+        for side in sides:
+            column = COLUMNS[side]
             if rows and column not in rows[0]:
                 raise ValueError(f"{name} {side}: the CSV {m.group(2)} has no column {column!r}")
-            values = [float(r[column]) for r in rows]
-            if len(values) != facts.get("n_samples", len(values)):
-                raise ValueError(f"{name}: {len(values)} rows in the CSV, n_samples says {facts['n_samples']}")
-            p = percentiles(values)
-            for key, q in (("p10", 10), ("median", 50), ("p90", 90), ("p99", 99), ("max", 100)):
-                if facts[side].get(key) is not None and abs(p[q] - float(facts[side][key])) > 0.51:
-                    raise ValueError(f"{name} {side}: the CSV's {key} {p[q]} is not the stored {facts[side][key]}")
+            p = percentiles([float(r[column]) for r in rows])
+            for key, q in QUANTILES:
+                stored = facts[side].get(key)
+                if stored is not None and abs(p[round(q * 100)] - float(stored)) > 0.51:
+                    raise ValueError(f"{name} {side}: the CSV's {key} {p[round(q * 100)]} is not the stored {stored}")
             facts[side]["percentiles"] = p
             done.append(f"{name} {side}: min {p[0]:g}, p1 {p[1]:g}, p5 {p[5]:g}, p10 {p[10]:g}")
     return done
@@ -76,7 +79,7 @@ def dumps(datasets: dict) -> str:
     """The file's own layout (one key per line), each percentile list on one line."""
     text = json.dumps(datasets, indent=1, ensure_ascii=False) + "\n"
     return re.sub(r'"percentiles": \[([^\]]*)\]',
-                  lambda m: '"percentiles": [' + ", ".join(m.group(1).split()).replace(",,", ",") + "]", text)
+                  lambda m: '"percentiles": [' + ", ".join(x.strip() for x in m.group(1).split(",")) + "]", text)
 
 
 def main(argv: list[str]) -> int:
