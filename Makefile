@@ -31,13 +31,20 @@ lab: $(COURSE)
 	$(BIN)/jupyter trust $(NOTEBOOKS)
 	$(BIN)/jupyter lab --notebook-dir=notebooks $(LAB_ARGS) $(firstword $(NOTEBOOKS))
 
-# Unit tests, the notebooks under nbval, and the judge's maintainer check.
-test: $(TESTS)
-	$(BIN)/python practice/judge.py check --mutants
-	$(BIN)/python -m pytest tests $(if $(NOTEBOOKS),--nbval-lax $(NOTEBOOKS))
+# Test processes (pytest-xdist): one per core, at most 4 (each holds a compiled engine, ~0.5 GB).
+# A notebook's cells share one kernel, so tests are handed out whole files at a time.
+JOBS   ?= $(shell $(PYTHON) -c 'import os; print(max(1, min(4, os.cpu_count() or 1)))')
+PYTEST := $(BIN)/python -m pytest -n $(JOBS) --dist loadfile
 
+# Unit tests, the notebooks under nbval, and the judge's maintainer check with its mutants
+# (tests/test_judge.py::test_maintainer_check_passes; `python practice/judge.py check --mutants`
+# prints the same check problem by problem).
+test: $(TESTS)
+	$(PYTEST) tests $(if $(NOTEBOOKS),--nbval-lax $(NOTEBOOKS))
+
+# The unit tests without the notebooks and the judge's mutants (a few minutes of the suite).
 test-fast: $(TESTS)
-	$(BIN)/python -m pytest tests -x -q
+	$(PYTEST) tests -x -q --deselect tests/test_judge.py::test_maintainer_check_passes
 
 bench: venv
 	$(BIN)/python benchmarks/bench_sim.py

@@ -63,7 +63,7 @@ def test_the_simulator_installs_with_numpy_only():
 def test_extras_cover_what_each_part_imports():
     assert {"matplotlib", "ipywidgets", "jupyterlab", "ipykernel", "pytest"} <= _names(EXTRAS["course"])
     assert _names(EXTRAS["fast"]) == {"numba"} and "numba" in _names(EXTRAS["course"])
-    assert _names(EXTRAS["course"]) | {"pytest-timeout", "hypothesis", "nbval"} <= _names(EXTRAS["test"])
+    assert _names(EXTRAS["course"]) | {"pytest-timeout", "pytest-xdist", "hypothesis", "nbval"} <= _names(EXTRAS["test"])
     assert _names(EXTRAS["ray"]) == {"ray"}
 
 
@@ -74,6 +74,21 @@ def test_make_lab_installs_the_course_and_make_test_the_tests_and_ray():
     assert installs == {"COURSE": ".[course]", "TESTS": ".[test,ray]"}
     assert re.search(r"^lab: \$\(COURSE\)$", makefile, flags=re.M)
     assert re.search(r"^test: \$\(TESTS\)$", makefile, flags=re.M)
+
+
+def test_make_test_runs_in_parallel_with_each_notebook_on_one_worker():
+    """`make test` spreads the suite over processes, handing out whole files: a notebook's cells
+    run in one kernel under nbval and must stay on one worker, in order."""
+    import subprocess
+
+    dry = subprocess.run(["make", "-n", "test", "JOBS=3"], cwd=ROOT, capture_output=True, text=True,
+                         check=True).stdout
+    runs = [line.split() for line in dry.splitlines() if " pytest " in f" {line} "]
+    assert len(runs) == 1, dry
+    args = runs[0]
+    assert args[args.index("-n") + 1] == "3"
+    assert args[args.index("--dist") + 1] == "loadfile"
+    assert "--nbval-lax" in args and "tests" in args
 
 
 def test_make_lab_trusts_every_notebook(tmp_path):
