@@ -86,9 +86,13 @@ def seconds_per_token(model_name: str, gpu_name: str, tp: int, weight_dtype: str
 # line: the fit is short of it by 40-55% at 1-2 MiB and over it by 50-87% at 80-256 MiB
 # (benchmarks/capacity_gaps.py). A step that read the table at its own message size needs engine
 # support (tests/validation/README.md, item 4); this what-if takes the table's secant between the
-# two sizes a row's steps mostly carry, a decode step of min(max_num_seqs, budget) tokens and a full
-# chunk of max_num_batched_tokens: exact at both, linear between (the table is concave there, so
-# mid-sized steps come out a little short).
+# two sizes a row's steps mostly carry, a decode step of the row's own batch (its clients per
+# instance at fixed concurrency, else min(max_num_seqs, budget)) and a full chunk of
+# max_num_batched_tokens: exact at both, linear between (the table is concave there, so mid-sized
+# steps come out a little short). The decode end has to be the row's batch: the secant's intercept
+# is far above the table at a few tokens, so a low-concurrency row timed on a max_num_seqs secant
+# would pay tens of microseconds per all-reduce that it does not (NIM's TP 2 rows at 1-5 clients:
+# ITL +4% -> +29%, the artefact the first version of this what-if had).
 
 @lru_cache(maxsize=None)
 def _table(gpu_key: str, tp: int) -> tuple[np.ndarray, np.ndarray] | None:
@@ -126,8 +130,10 @@ def allreduce_terms(model_name: str, gpu_name: str, tp: int, low_tokens: int, hi
     return allreduces * (t_low - slope * low), allreduces * slope
 
 
-def apply(setup, terms, model_name: str, gpu_name: str, tp: int, weight_dtype: str, kv_dtype: str):
-    """``setup`` with the named what-if ``terms`` (``TERMS``) added."""
+def apply(setup, terms, model_name: str, gpu_name: str, tp: int, weight_dtype: str, kv_dtype: str,
+          decode_batch: int | None = None):
+    """``setup`` with the named what-if ``terms`` (``TERMS``) added. ``decode_batch``: the sequences a
+    decode step of the row carries (its clients per instance); default min(max_num_seqs, budget)."""
     unknown = set(terms) - set(TERMS)
     if unknown:
         raise ValueError(f"what-if terms must be among {TERMS}, got {sorted(unknown)}")
@@ -135,8 +141,12 @@ def apply(setup, terms, model_name: str, gpu_name: str, tp: int, weight_dtype: s
         raise ValueError("what-if: elementwise and elementwise+swiglu are two versions of one term; pick one")
     changes = {}
     if "allreduce" in terms:
-        table = allreduce_terms(model_name, gpu_name, tp, min(setup.max_num_seqs, setup.max_num_batched_tokens),
-                                setup.max_num_batched_tokens)
+        low = min(setup.max_num_seqs, setup.max_num_batched_tokens)
+        if decode_batch is not None:
+            if decode_batch < 1:
+                raise ValueError(f"what-if: decode_batch must be >= 1, got {decode_batch}")
+            low = min(low, decode_batch)
+        table = allreduce_terms(model_name, gpu_name, tp, low, setup.max_num_batched_tokens)
         fitted = KERNELS.get(presets.gpu_key(gpu_name), {}).get("allreduce", {}).get(tp)
         if table is not None and fitted is not None:
             per_step, per_token = table

@@ -103,6 +103,35 @@ def test_apply_touches_only_the_step_overhead_and_per_token_time():
     assert W.apply(setup, (), *args) is setup
 
 
+def test_allreduce_secant_starts_at_the_rows_own_decode_batch():
+    """A fixed-concurrency row's decode steps carry its clients, not max_num_seqs: the secant is
+    exact there, so one client's step pays the table's all-reduce of one token's hidden state."""
+    r = _row("nim-1.8.0-h100-llama3.3-70b-fp8-tp2-5000-500-c1-itl_s")
+    setup = F.setup_for(r)
+    args = (F.preset_model(r), r.gpu, r.tp, r.weight_dtype, r.kv_dtype)
+    m = presets.model(args[0])
+    one = W.apply(setup, ("allreduce",), *args, decode_batch=1)
+    alpha = presets.efficiency.table("h100-sxm")["allreduce"][2][0]
+    step_allreduces = one.step_overhead - (setup.step_overhead - 2 * m.layers * alpha) + one.comm_s_per_token
+    assert step_allreduces == pytest.approx(
+        2 * m.layers * W.allreduce_seconds("h100-sxm", 2, m.hidden * presets.ACTIVATION_BYTES), rel=1e-9)
+    wide = W.apply(setup, ("allreduce",), *args)             # the max_num_seqs secant: dearer at 1 token
+    assert wide.step_overhead + wide.comm_s_per_token > one.step_overhead + one.comm_s_per_token
+    assert W.apply(setup, ("allreduce",), *args, decode_batch=10 ** 6) == wide     # capped at max_num_seqs
+    with pytest.raises(ValueError, match="decode_batch"):
+        W.apply(setup, ("allreduce",), *args, decode_batch=0)
+
+
+def test_fidelity_passes_a_concurrency_rows_clients_to_the_what_if(monkeypatch):
+    r = _row("nim-1.8.0-h100-llama3.3-70b-fp8-tp2-5000-500-c5-itl_s")
+    monkeypatch.setattr(F, "WHAT_IF", ("allreduce",))
+    got = F.setup_for(r)
+    monkeypatch.setattr(F, "WHAT_IF", ())
+    plain = F.setup_for(r)
+    assert got == W.apply(plain, ("allreduce",), F.preset_model(r), r.gpu, r.tp, r.weight_dtype,
+                          r.kv_dtype, decode_batch=5)
+
+
 def test_apply_leaves_a_tp1_setup_without_all_reduces_alone():
     r = _row("mlperf-v5.0-dell-xe9680-h200x8-llama2-70b-99.9-offline-tok")
     setup = F.setup_for(r)
