@@ -9,9 +9,11 @@ Prints two tables that tests/validation/README.md ("What the capacity slice stil
    run measured them and as the simulator predicted them at the same rate (``report.json``). A
    real engine holding several times the simulator's batch at the same throughput runs slower
    steps at that batch than the step model does.
-2. The presets' all-reduce, ``alpha + bytes / beta`` (``sim.presets.kernels``), against the
-   measured custom all-reduce table it was fitted to (``benchmarks/gpu/kernel_inputs.json``,
-   interpolated log-log) at the message sizes decode batches and prefill chunks produce.
+2. The line ``alpha + bytes / beta`` that the presets timed every all-reduce with until 2026-12-03
+   (``sim.presets.kernels``' fit, still what ``efficiency.terms`` reports), against the measured
+   custom all-reduce table it was fitted to (``benchmarks/gpu/kernel_inputs.json``, interpolated
+   log-log) at the message sizes decode batches and prefill chunks produce: why the presets now
+   read the table itself at each step's size (``Setup.comm_curve``).
 """
 
 from __future__ import annotations

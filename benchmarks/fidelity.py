@@ -338,9 +338,8 @@ def setup_for(row: Row):
         setup = setup.replace(kv=kv.admission_policy(admission_engine(row)))
     if WHAT_IF:                          # terms not in the presets (benchmarks/what_if.py)
         import what_if
-        clients = max(1, round(row.concurrency / row.instances)) if row.scenario == "concurrency" else None
         setup = what_if.apply(setup, WHAT_IF, preset_model(row), row.gpu, row.tp, row.weight_dtype,
-                              row.kv_dtype or row.weight_dtype, decode_batch=clients)
+                              row.kv_dtype or row.weight_dtype)
     return setup
 
 

@@ -1,8 +1,9 @@
 """Chapter 09 (parallelism): tensor, pipeline, expert and context parallelism as the numbers a
 design answer needs, and the chapter's panel.
 
-- Tensor parallelism is what the simulator models: its calibrated presets carry the measured
-  all-reduce latency and bandwidth per GPU and TP size (``sim.presets.efficiency``), so the TP-1..8
+- Tensor parallelism is what the simulator models: its calibrated presets read the measured
+  all-reduce table per GPU and TP size at each step's message size (``sim.presets.efficiency``,
+  ``Setup.comm_curve``), so the TP-1..8
   figures here (TPOT at batch 1, tokens/s per GPU within the SLOs) come from ``presets.instance``,
   ``Setup.step_time`` and ``sim.plan``. Plans are cached.
 - The all-reduce algorithms (one-shot, two-shot, ring, tree, NVLink SHARP) are alpha-beta
@@ -16,11 +17,9 @@ The service is chapter 02's: 200 QPS, 2000 tokens in, 500 out, p99 TTFT < 2 s, p
 
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import dataclass
 from functools import lru_cache
-from pathlib import Path
 
 import numpy as np
 
@@ -104,36 +103,28 @@ def best_algorithm(message_bytes: float, gpus: int, gpu: str, alpha_us: float = 
 
 
 def measured_allreduce(gpu: str, tp: int) -> tuple[float, float]:
-    """(alpha in s, beta in bytes/s) of one all-reduce at this TP size, as the calibrated presets use
-    them (``sim.presets.efficiency``: TensorRT-LLM's custom all-reduce on NVIDIA, RCCL on AMD; a TP
-    size without a measurement of its own takes the nearest one's)."""
+    """(alpha in s, beta in bytes/s): one all-reduce at this TP size summed up as a line, fitted to
+    the measured table over 16 KiB-64 MiB (``sim.presets.kernels``; AMD: RCCL's published pair, the
+    only all-reduce its presets have). A TP size without a measurement takes the nearest one's."""
     g = presets.gpu(gpu)
     t = efficiency.terms(presets.gpu_key(gpu), g.bf16_flops, g.bandwidth, "bf16", "bf16", tp, 1e8)
     return t.allreduce_alpha_s, t.allreduce_beta
 
 
 def measured_allreduce_us(gpu: str, tp: int, message_bytes: float) -> float:
-    """The presets' all-reduce: alpha + bytes / beta, in microseconds."""
+    """The line: alpha + bytes / beta, in microseconds."""
     alpha, beta = measured_allreduce(gpu, tp)
     return (alpha + message_bytes / beta) * 1e6
 
 
-KERNEL_INPUTS = Path(__file__).resolve().parent.parent / "benchmarks" / "gpu" / "kernel_inputs.json"
-
-
-@lru_cache(maxsize=None)
 def kernel_table_allreduce_us(gpu: str, tp: int) -> dict:
-    """TensorRT-LLM's custom all-reduce as measured (message bytes -> microseconds), the table the
-    presets' alpha and beta were fitted to (aiconfigurator-core 0.12.0, in the repository's
-    benchmarks/gpu/kernel_inputs.json; NVIDIA GPUs only)."""
-    if not KERNEL_INPUTS.exists():
-        raise ValueError(f"{KERNEL_INPUTS} is missing: the kernel tables ship with the repository, not the package")
-    gpus = json.loads(KERNEL_INPUTS.read_text(encoding="utf-8"))["gpus"]
-    key = presets.gpu_key(gpu)
-    raw = gpus.get(key, {}).get("allreduce", {}).get(f"tp{tp}")
-    if raw is None:
-        raise ValueError(f"no measured all-reduce table for {key} at tp={tp}")
-    return {int(k): float(v) for k, v in sorted(raw.items(), key=lambda kv: int(kv[0]))}
+    """TensorRT-LLM's custom all-reduce as measured (message bytes -> microseconds): the table the
+    calibrated presets read at each step's own message size (``Setup.comm_curve``; aiconfigurator-
+    core 0.12.0, NVIDIA GPUs only)."""
+    table = efficiency.allreduce_table(presets.gpu_key(gpu), tp) if tp > 1 else None
+    if table is None or tp not in efficiency.table(presets.gpu_key(gpu)).get("allreduce_us", {}):
+        raise ValueError(f"no measured all-reduce table for {presets.gpu_key(gpu)} at tp={tp}")
+    return {int(b): t * 1e6 for b, t in table}
 
 
 def bus_bandwidth_gbs(algorithm_gbs: float, gpus: int) -> float:
@@ -150,13 +141,9 @@ def message_bytes(model: str, tokens: int) -> int:
 class CommRow:
     tp: int
     tokens: int
-    fixed_ms: float          # 2 x layers x alpha: in the preset's step_overhead
-    per_token_ms: float      # tokens x comm_s_per_token
+    comm_ms: float           # the step's all-reduces as the preset charges them (the measured table)
+    line_ms: float           # the same all-reduces on the line alpha + bytes / beta
     step_ms: float           # the whole step
-
-    @property
-    def comm_ms(self) -> float:
-        return self.fixed_ms + self.per_token_ms
 
     @property
     def share(self) -> float:
@@ -169,25 +156,23 @@ def comm_row(model: str, gpu: str, tp: int, tokens: int, weight_dtype: str = "fp
     default CONTEXT) when ``tokens`` <= 1024, else one prefill chunk from the start of a prompt."""
     m = presets.model(model)
     s = presets.instance(model, gpu, tp=tp, weight_dtype=weight_dtype, kv_dtype=kv_dtype)
-    alpha, _beta = measured_allreduce(gpu, tp) if tp > 1 else (0.0, math.inf)
+    line = 2 * m.layers * measured_allreduce_us(gpu, tp, message_bytes(model, tokens)) / 1e3 if tp > 1 else 0.0
+    if s.comm_curve is not None:
+        comm = s.comm_seconds(tokens) * 1e3
+    else:                            # no table (AMD): the line, its latency inside step_overhead
+        comm = line
     if tokens <= 1024:
         step = s.step_time(tokens, tokens * (CONTEXT if context is None else context), 0, tokens)
     else:
         step = s.step_time(tokens, 0, attention_pairs(0, tokens))
-    return CommRow(tp, tokens, 2 * m.layers * alpha * 1e3, tokens * s.comm_s_per_token * 1e3, step * 1e3)
+    return CommRow(tp, tokens, comm, line, step * 1e3)
 
 
-def prefill_gpu_ms_per_token(model: str, gpu: str, tp: int, weight_dtype: str = "fp8", chunk: int = 8192,
-                             kernel_table: bool = False) -> float:
+def prefill_gpu_ms_per_token(model: str, gpu: str, tp: int, weight_dtype: str = "fp8", chunk: int = 8192) -> float:
     """GPU-milliseconds one prompt token costs in an 8192-token prefill chunk (step x tp / chunk):
-    what prefill capacity per GPU comes down to. ``kernel_table`` puts the measured all-reduce
-    time of that chunk's message in place of the presets' alpha + bytes / beta."""
-    m = presets.model(model)
+    what prefill capacity per GPU comes down to."""
     s = presets.instance(model, gpu, tp=tp, weight_dtype=weight_dtype, kv_dtype=weight_dtype)
     step = s.step_time(chunk, 0, attention_pairs(0, chunk))
-    if kernel_table and tp > 1:
-        fit = 2 * m.layers * measured_allreduce_us(gpu, tp, message_bytes(model, chunk)) / 1e6
-        step += 2 * m.layers * kernel_table_allreduce_us(gpu, tp)[message_bytes(model, chunk)] / 1e6 - fit
     return step * tp / chunk * 1e3
 
 

@@ -7,7 +7,8 @@ Python loop's bit for bit (tests/test_engine_vs_reference.py runs both paths aga
 references). ``quiet_loop`` is a quiet run, shared with the Python path. This module imports
 nothing from the engine; the engine drives it through ``FastState.advance``.
 
-State lives in two arrays: f (float64) and s (int64), indexed by the names below.
+State lives in two arrays: f (float64) and s (int64), indexed by the names below; a Setup with a
+``comm_curve`` appends its knots to f (``F_CURVE``: the tokens, the seconds, the slopes, n each).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from sim._jit import compile_all
+from sim.setup import curve_arrays
 
 if TYPE_CHECKING:
     from sim.setup import Setup
@@ -55,8 +57,28 @@ def _quiet_loop(now, context, decoders, quiet, limit, compute, comm_d, kv_bytes,
     return t, c, k
 
 
+def _curve_seconds(f, tokens):
+    """``Setup.comm_seconds(tokens)`` on the knots f[F_CURVE:] holds (tokens, seconds, slopes: n
+    each; none without a curve, then 0): the same operations on the same floats."""
+    n = (len(f) - F_CURVE) // 3
+    if n == 0:
+        return 0.0
+    lo, hi = 0, n                                  # bisect_right over the knots' tokens
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if tokens < f[F_CURVE + mid]:
+            hi = mid
+        else:
+            lo = mid + 1
+    i = lo - 1
+    if i < 0:
+        return f[F_CURVE + n]
+    return f[F_CURVE + n + i] + (tokens - f[F_CURVE + i]) * f[F_CURVE + 2 * n + i]
+
+
 F_NOW, F_UNTIL, F_TWO_P, F_FLOPS, F_ATTN, F_ATTN_FLOPS, F_KV_BYTES, F_KV_RATIO, F_KEEP, F_SERIAL, \
     F_W_BYTES, F_BW, F_OVERHEAD, F_COMM, F_P, F_HOST = range(16)
+F_CURVE = 16                         # where a comm_curve's knots start in f
 S_STEP, S_VISIBLE, S_ADMITTED, S_DECODERS, S_RUNNING, S_CONTEXT, S_KV_USED, S_DONE, S_LAST_DONE, \
     S_LAST_KV, S_KNOWN, S_ANY_PRE, S_ON_FINISH, S_PF_HEAD, S_PF_LEN, S_HEAP_N, S_LOG_M, S_BUDGET, \
     S_MAX_SEQS, S_KV_CAP = range(20)
@@ -73,12 +95,14 @@ class FastState:
 
     def __init__(self, setup: Setup, loop):
         self.loop = loop                 # the compiled _event_loop (kept: use_compiled may change)
-        self.f = np.zeros(16)
+        self.f = np.zeros(F_CURVE)
         self.f[F_TWO_P:] = (2 * setup.params, setup.peak_flops * setup.mfu, setup.attn_flops_per_pair,
                             setup.peak_flops * setup.attn_mfu, setup.kv_bytes_per_token,
                             setup.kv_bandwidth_ratio, 1 - setup.kv_serial, setup.kv_serial,
                             setup.weight_bytes, setup.bandwidth, setup.step_overhead, setup.comm_s_per_token,
                             setup.roofline_p, setup.host_s_per_seq)
+        if setup.comm_curve is not None:
+            self.f = np.concatenate((self.f, *curve_arrays(setup.comm_curve)))
         self.s = np.zeros(20, dtype=np.int64)
         self.s[S_BUDGET:] = (setup.max_num_batched_tokens, setup.max_num_seqs, setup.kv_capacity_tokens)
         self.synced = 0
@@ -175,7 +199,7 @@ def _event_loop(f, s, arr, req, first, fin, work, log_start, log_i):
     two_p, flops, attn, attn_flops = f[F_TWO_P], f[F_FLOPS], f[F_ATTN], f[F_ATTN_FLOPS]
     kv_bytes, kv_ratio, keep, serial = f[F_KV_BYTES], f[F_KV_RATIO], f[F_KEEP], f[F_SERIAL]
     w_bytes, bw, overhead, comm = f[F_W_BYTES], f[F_BW], f[F_OVERHEAD], f[F_COMM]
-    p, host = f[F_P], f[F_HOST]
+    p, host, curve = f[F_P], f[F_HOST], len(f) > F_CURVE
     step, visible, admitted, decoders = s[S_STEP], s[S_VISIBLE], s[S_ADMITTED], s[S_DECODERS]
     running, context, kv_used, done = s[S_RUNNING], s[S_CONTEXT], s[S_KV_USED], s[S_DONE]
     last_done, last_kv, known, any_pre = s[S_LAST_DONE], s[S_LAST_KV], s[S_KNOWN], s[S_ANY_PRE]
@@ -210,6 +234,8 @@ def _event_loop(f, s, arr, req, first, fin, work, log_start, log_i):
                 if until < limit:
                     limit = until
                 comm_d = comm * decoders + host * decoders if host else comm * decoders
+                if curve:
+                    comm_d = comm_d + _curve_seconds(f, decoders)
                 t, c, k = _quiet_loop(now, context, decoders, quiet, limit, two_p * decoders / flops,
                                       comm_d, kv_bytes, kv_ratio, w_bytes, keep, serial, bw, overhead, p)
                 log_start[m] = now
@@ -239,6 +265,8 @@ def _event_loop(f, s, arr, req, first, fin, work, log_start, log_i):
         memory = (w_bytes + kv * keep) / bw
         bound = (memory if memory > compute else compute) if p == 0 else _smooth_max(compute, memory, p)
         per_step = comm * tokens + host * decoders if host else comm * tokens
+        if curve:
+            per_step = per_step + _curve_seconds(f, tokens)
         now += bound + kv * serial / bw + overhead + per_step
         context += tokens
         (freed, last_kv, heap_n, decoders, context, kv_used, running, done) = _end_step(
@@ -397,13 +425,14 @@ def _event_signature(numba):
 SPECS = [
     ("_smooth_max", _smooth_max, "float64(float64, float64, float64)", ()),
     ("_quiet_loop", _quiet_loop, QUIET_SIGNATURE, ("_smooth_max",)),
+    ("_curve_seconds", _curve_seconds, "float64(float64[::1], int64)", ()),
     ("_heap_push", _heap_push, "int64(int64[::1], int64[::1], int64, int64, int64)", ()),
     ("_heap_pop", _heap_pop, "int64(int64[::1], int64[::1], int64)", ()),
     ("_prefill_chunks", _prefill_chunks, None, ()),
     ("_admit", _admit, None, ("_heap_push",)),
     ("_end_step", _end_step, None, ("_heap_push", "_heap_pop")),
     ("_event_loop", _event_loop, _event_signature,
-     ("_smooth_max", "_quiet_loop", "_prefill_chunks", "_admit", "_end_step")),
+     ("_smooth_max", "_quiet_loop", "_curve_seconds", "_prefill_chunks", "_admit", "_end_step")),
 ]
 
 

@@ -28,7 +28,7 @@ from typing import NamedTuple
 import numpy as np
 
 from sim.result import SimResult
-from sim.setup import Setup
+from sim.setup import Setup, curve_min_per_token
 
 BOUNDS = ("ttft", "prefill_compute", "decode_bandwidth", "kv_capacity", "max_num_seqs")
 LIMIT_LEVEL = 0.95     # "at the limit": this fraction of it or more
@@ -98,7 +98,8 @@ class Ceilings(NamedTuple):
     """Analytic ceilings on one instance's rate (req/s), from the roofline alone (no queueing):
 
     compute    every token (prompt or output) costs 2 x params FLOPs at ``mfu`` of the peak, plus
-               ``comm_s_per_token``: peak_flops x mfu / (2 x params x (input_len + output_len))
+               ``comm_s_per_token`` (and ``comm_curve``'s least seconds per token over the budget):
+               peak_flops x mfu / (2 x params x (input_len + output_len))
     bandwidth  decode steps at the largest batch whose reservations fit (at most max_num_seqs), each
                reading the weights and the batch's KV at input_len + output_len / 2 tokens, plus the
                step overhead and its communication: batch / (output_len x step time)
@@ -125,10 +126,18 @@ def ceilings(setup: Setup, input_len: int, output_len: int) -> Ceilings:
     if setup.comm_s_per_token:          # communication adds to every token's time
         compute = 1 / (1 / compute + setup.comm_s_per_token * tokens)
         bandwidth = batch / (output_len * (decode_step + setup.step_overhead + setup.comm_s_per_token * batch))
+    comm_token = setup.comm_s_per_token
+    if setup.comm_curve is not None:    # a step of t tokens adds comm_seconds(t): at least t x its least per token
+        least = curve_min_per_token(setup, 1, setup.max_num_batched_tokens)
+        comm_token = comm_token + least
+        compute = 1 / (1 / compute + least * tokens)
+        bandwidth = batch / (output_len * (decode_step + setup.step_overhead + setup.comm_s_per_token * batch
+                                           + setup.comm_seconds(batch)))
     flops = setup.peak_flops * setup.mfu
     ttft_floor = (2 * setup.params * input_len / flops + math.ceil(input_len / setup.max_num_batched_tokens)
-                  * setup.step_overhead + setup.comm_s_per_token * input_len)
-    tpot_floor = setup.weight_bytes / setup.bandwidth + setup.step_overhead + setup.comm_s_per_token
+                  * setup.step_overhead + comm_token * input_len)
+    tpot_floor = (setup.weight_bytes / setup.bandwidth + setup.step_overhead + setup.comm_s_per_token
+                  + setup.comm_seconds(1))
     kv = max(1, kv_requests) / (ttft_floor + output_len * tpot_floor)
     return Ceilings(compute, bandwidth, kv)
 

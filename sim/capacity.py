@@ -158,17 +158,12 @@ def throughput_bound(setup: Setup, input_len: int, output_len: int) -> float:
     """Requests per second the instance could finish if every step were full and latency free.
 
     The slower of two limits: compute (each request costs 2 x params FLOPs per token it processes)
-    and decode memory traffic (each step reads the weights once for up to max_num_seqs requests).
+    and decode memory traffic (each step reads the weights once for up to max_num_seqs requests);
+    ``sim.bound.ceilings`` says how each is counted.
     """
-    flops_per_request = 2 * setup.params * (input_len + output_len)
-    compute_rate = setup.peak_flops * setup.mfu / flops_per_request
-    batch = min(setup.max_num_seqs, setup.kv_capacity_tokens // (input_len + output_len))
-    decode_step = (setup.weight_bytes + setup.kv_bytes_per_token * batch * (input_len + output_len / 2)) / setup.bandwidth
-    memory_rate = batch / (output_len * (decode_step + setup.step_overhead))
-    if setup.comm_s_per_token:          # communication adds to every token's time
-        compute_rate = 1 / (1 / compute_rate + setup.comm_s_per_token * (input_len + output_len))
-        memory_rate = batch / (output_len * (decode_step + setup.step_overhead + setup.comm_s_per_token * batch))
-    return min(compute_rate, memory_rate)
+    from sim.bound import ceilings
+    c = ceilings(setup, input_len, output_len)
+    return min(c.compute, c.bandwidth)
 
 
 # --- the load: fixed lengths or a workload function ------------------------------------------

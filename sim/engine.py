@@ -221,7 +221,7 @@ class Instance:
             self._decode_terms = (2 * setup.params, setup.peak_flops * setup.mfu, setup.kv_bytes_per_token,
                                   setup.kv_bandwidth_ratio, setup.weight_bytes, 1 - setup.kv_serial,
                                   setup.kv_serial, setup.bandwidth, setup.step_overhead, setup.comm_s_per_token,
-                                  setup.roofline_p, setup.host_s_per_seq)
+                                  setup.roofline_p, setup.host_s_per_seq, setup.comm_curve)
         self._quiet_loop = loops[0] if loops else None
         self._fast = (FastState(setup, loops[1]) if loops and setup.kv is None and self.spec is None
                       else None)
@@ -360,12 +360,15 @@ class Instance:
             return now
         # d = setup.step_time(decoders, context), written out with the same operations in the same
         # order (as _quiet_loop does; bit for bit): the call would cost most of this method.
-        two_p, flops, kv_bytes, kv_ratio, w_bytes, keep, serial, bw, overhead, comm, p, host = terms
+        two_p, flops, kv_bytes, kv_ratio, w_bytes, keep, serial, bw, overhead, comm, p, host, curve = terms
         compute = two_p * decoders / flops
         kv = kv_bytes * self.context / kv_ratio
         memory = (w_bytes + kv * keep) / bw
         bound = (memory if memory > compute else compute) if p == 0 else _smooth_max(compute, memory, p)
-        d = bound + kv * serial / bw + overhead + (comm * decoders + host * decoders if host else comm * decoders)
+        per_step = comm * decoders + host * decoders if host else comm * decoders
+        if curve is not None:
+            per_step = per_step + self.setup.comm_seconds(decoders)
+        d = bound + kv * serial / bw + overhead + per_step
         # The real change is at the end of q + 1 steps of at least d each, summed in floats from now:
         # >= (now + (q + 1) d)(1 - (q + 1) u), u = 2**-53, while T rounds up by at most (1 + 3u), so
         # T <= that end unless d <= (q + 4) u (now + (q + 1) d) (never at realistic magnitudes).

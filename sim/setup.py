@@ -7,7 +7,9 @@ the object is built: a bad value raises ``ValueError`` naming the field and the 
 from __future__ import annotations
 
 import math
+from bisect import bisect_right
 from dataclasses import dataclass, fields
+from functools import lru_cache
 
 import numpy as np
 
@@ -47,6 +49,13 @@ class Setup:
                             exactly rounded, so every engine path gets the same bits
     host_s_per_seq          seconds of host work added per decoding sequence in the step (its
                             scheduling, sampling and output processing); 0 in the handbook's model
+    comm_curve              None, or knots ((tokens, seconds), ...), tokens increasing: seconds of
+                            communication a step of that many tokens adds, linear between knots,
+                            the first knot's seconds below it, the last segment continued past the
+                            last (``comm_seconds``). Where a measured table is not a straight line
+                            in bytes (an all-reduce's latency-bound small messages and its
+                            bandwidth-bound large ones), it stands for ``comm_s_per_token`` and the
+                            all-reduces' share of ``step_overhead``; None in the handbook's model
     kv                      KV policy: None (the handbook's whole reservation at admission),
                             "paged" or a ``sim.kv.Paged`` (blocks, preemption); see sim/kv/paged.py
     prefix_cache            None, or a ``sim.kv.PrefixCache``: keep finished requests' KV blocks and
@@ -73,14 +82,16 @@ class Setup:
     kv_bandwidth_ratio: float = 1.0
     roofline_p: float = 0.0
     host_s_per_seq: float = 0.0
+    comm_curve: tuple | None = None
     kv: object = None
     prefix_cache: object = None
     speculative: object = None
 
     def __post_init__(self) -> None:
         _check_features(self)
+        object.__setattr__(self, "comm_curve", _checked_curve(self.comm_curve))
         for f in fields(self):
-            if f.name in FEATURES:
+            if f.name in FEATURES or f.name == "comm_curve":
                 continue
             value = getattr(self, f.name)
             if isinstance(value, bool) or not isinstance(value, (int, float)):
@@ -130,8 +141,9 @@ class Setup:
         The roofline: the slower of the FLOPs (matmuls at ``mfu`` of peak, plus ``pairs`` query-key
         pairs of prefill attention at ``attn_mfu``) and reading the weights plus the whole KV cache
         once (``roofline_p`` > 0: their p-norm instead of the larger), then the fixed overhead, then
-        the communication time of the step's tokens (``comm_s_per_token``) plus the host time of its
-        ``decoders`` decoding sequences (``host_s_per_seq``). With ``kv_serial`` = s, only (1 - s)
+        the communication time of the step's tokens (``comm_s_per_token``, and ``comm_curve``'s
+        seconds at that many tokens) plus the host time of its ``decoders`` decoding sequences
+        (``host_s_per_seq``). With ``kv_serial`` = s, only (1 - s)
         of the KV read sits inside the roofline and the rest is added after it (the attention
         kernels run between the GEMMs). With the added terms at 0 the result is exactly the
         handbook's, bit for bit.
@@ -149,10 +161,90 @@ class Setup:
 
     def _per_step(self, tokens, decoders):
         """The step's communication plus its sequences' host time (the engines' quiet loops add
-        this very sum, ``comm * D + host * D``, for D decoders)."""
+        this very sum, ``comm * D + host * D (+ curve(D))``, for D decoders)."""
         if self.host_s_per_seq:
-            return self.comm_s_per_token * tokens + self.host_s_per_seq * decoders
-        return self.comm_s_per_token * tokens
+            per_step = self.comm_s_per_token * tokens + self.host_s_per_seq * decoders
+        else:
+            per_step = self.comm_s_per_token * tokens
+        if self.comm_curve is not None:
+            return per_step + self.comm_seconds(tokens)
+        return per_step
+
+    def comm_seconds(self, tokens):
+        """``comm_curve``'s seconds for a step of ``tokens`` tokens (a scalar or a numpy array);
+        0 without a curve. The knot arrays (``curve_arrays``) are what the compiled loops read, with
+        the same operations: y[i] + (tokens - x[i]) * slope[i] for the last knot x[i] <= tokens."""
+        if self.comm_curve is None:
+            return 0.0 * tokens
+        if isinstance(tokens, np.ndarray):
+            x, y, slope = curve_arrays(self.comm_curve)
+            i = np.searchsorted(x, tokens, side="right") - 1
+            j = np.maximum(i, 0)
+            return np.where(i < 0, y[0], y[j] + (tokens - x[j]) * slope[j])
+        x, y, slope = curve_knots(self.comm_curve)
+        i = bisect_right(x, tokens) - 1
+        if i < 0:
+            return y[0]
+        return y[i] + (tokens - x[i]) * slope[i]
+
+
+@lru_cache(maxsize=64)
+def curve_knots(curve: tuple) -> tuple[tuple, tuple, tuple]:
+    """(tokens, seconds, slope after each knot) of a checked ``comm_curve``, as tuples of floats;
+    the last knot's slope is the last segment's (the curve continues along it)."""
+    x = tuple(k[0] for k in curve)
+    y = tuple(k[1] for k in curve)
+    slope = tuple((y[i + 1] - y[i]) / (x[i + 1] - x[i]) for i in range(len(x) - 1))
+    return x, y, slope + slope[-1:]
+
+
+@lru_cache(maxsize=64)
+def curve_arrays(curve: tuple) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``curve_knots`` as read-only float64 arrays (the same floats)."""
+    arrays = tuple(np.array(v, dtype=float) for v in curve_knots(curve))
+    for a in arrays:
+        a.flags.writeable = False
+    return arrays
+
+
+def curve_min_per_token(setup: "Setup", low: int, high: int) -> float:
+    """The least of ``comm_seconds(t) / t`` over whole tokens t in [low, high] (>= 1), for bounds:
+    on each segment a + b t over t is monotone, so it is reached at a knot or an end."""
+    if setup.comm_curve is None:
+        return 0.0
+    x, _, _ = curve_arrays(setup.comm_curve)
+    candidates = {low, high}
+    for knot in x:
+        for t in (math.floor(knot), math.ceil(knot)):
+            if low <= t <= high:
+                candidates.add(int(t))
+    return min(setup.comm_seconds(t) / t for t in candidates)
+
+
+def _checked_curve(curve):
+    """``comm_curve`` as a tuple of (float tokens, float seconds), or ValueError naming the rule."""
+    if curve is None:
+        return None
+    what = "Setup.comm_curve must be None or knots ((tokens, seconds), ...)"
+    try:
+        knots = tuple(tuple(k) for k in curve)
+    except TypeError:
+        raise ValueError(f"{what}, got {curve!r}") from None
+    if len(knots) < 2 or any(len(k) != 2 for k in knots):
+        raise ValueError(f"{what}: at least two (tokens, seconds) pairs, got {curve!r}")
+    out = []
+    for i, (tokens, seconds) in enumerate(knots):
+        for name, v in (("tokens", tokens), ("seconds", seconds)):
+            number = not isinstance(v, bool) and isinstance(v, (int, float, np.integer, np.floating))
+            if not number or not math.isfinite(v) or v < 0:
+                raise ValueError(f"Setup.comm_curve[{i}] {name} must be a finite number >= 0, got {v!r}")
+        if out and not tokens > out[-1][0]:
+            raise ValueError(f"Setup.comm_curve's tokens must increase: knot {i} has {tokens!r} after {out[-1][0]!r}")
+        out.append((float(tokens), float(seconds)))
+    if out[-1][1] < out[-2][1]:
+        raise ValueError("Setup.comm_curve's last two knots must not decrease in seconds (the curve "
+                         f"continues along that segment past the last knot), got {out[-2]} then {out[-1]}")
+    return tuple(out)
 
 
 ROOFLINE_P = (0, 2, 4, 8)      # Setup.roofline_p's values: 0 the hard max, else a p-norm by squarings

@@ -287,7 +287,7 @@ QUOTED_RUNS = [
     ("中位数从不开缓存的 {}", r"^no prefix cache(?:\s+\S+){4}\s+(\S+ s)"),
     ("降到 {}", r"^1 x KV\s+3\.16M\s+-(?:\s+\S+){2}\s+(\S+ s)"),
     ("P99 只从 {} 降到", r"^no prefix cache(?:\s+\S+){6}\s+(\S+ s)"),
-    ("降到 {}，一直在 8 s 上下", r"^1 x KV\s+3\.16M\s+-(?:\s+\S+){4}\s+(\S+ s)"),
+    ("降到 {}，一直在 7 s 上下", r"^1 x KV\s+3\.16M\s+-(?:\s+\S+){4}\s+(\S+ s)"),
     ("最少请求只有 {}", r"^least_requests\s+(\S+%)"),
     ("和模拟的 {} 很接近", r"^least_requests\s+(\S+%)"),
     ("会话亲和 {}", r"^session_affinity\s+(\S+%)"),
@@ -332,19 +332,19 @@ def test_prose_claims_hold_in_the_printed_runs(nb):
     """The comparisons the prose draws from the tables (ranges, ratios, equal balance, the rough
     estimate, the gap to the paper's figures), recomputed from the printed cells."""
     out, text = _stdout(nb), _prose(nb)
-    # one instance: with the host tier the hit rate barely depends on the GPU cache; P99 TTFT stays near 8 s
+    # one instance: with the host tier the hit rate barely depends on the GPU cache; P99 TTFT stays near 7 s
     gpu_rows = _rows(out, r"[\d.]+ x KV  ")
     with_host = [_pct(r[3]) for r in gpu_rows if r[2] == "6M"]
     assert len(with_host) == 4 and max(with_host) - min(with_host) < 0.005
     assert f"都在 {min(with_host):.1%} 到 {max(with_host):.1%} 之间" in text
     singles = _rows(out, "no prefix cache") + gpu_rows
-    assert len(singles) == 9 and all(7.0 <= float(r[6].split()[0]) <= 9.0 for r in singles)
+    assert len(singles) == 9 and all(6.5 <= float(r[6].split()[0]) <= 7.5 for r in singles)
     # fleet: prefix-aware vs least-requests, against the paper's figure 10
     least, aware = _rows(out, r"least_requests  ")[0], _rows(out, r"prefix_aware  ")[0]
     gain, gpus = _pct(aware[1]) / _pct(least[1]), float(aware[8]) / float(least[8])
     assert f"最少请求的 {gain:.1f} 倍" in text and f"GPU 降到 {gpus:.2f} 倍" in text
     assert abs(gain - PAPER_GLOBAL_HIT_GAIN) < 0.3 and abs(gpus - PAPER_PREFILL_TIME_RATIO) < 0.1
-    assert aware[-1] == least[-1] and f"一样均衡（都是 {aware[-1]}）" in text
+    assert abs(float(aware[-1]) - float(least[-1])) <= 0.05 and f"一样均衡（{aware[-1]} 对 {least[-1]}）" in text
     # the rough estimate for least_requests: (unbounded - block 0) / 4 + block 0, block 0 at 4.3%
     unbounded = _pct(re.search(r"unbounded (\S+%)", out).group(1))
     assert abs((unbounded - 0.043) / 4 + 0.043 - _pct(least[1])) < 0.01

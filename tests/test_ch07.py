@@ -73,12 +73,15 @@ def test_verdict_compares_the_best_of_each_side():
 
 
 def test_the_two_pd_splits_are_bound_by_different_slos():
-    # the prose: 2P2D is TTFT-bound (its capacity does not move with TPOT), 3P1D is TPOT-bound and
-    # falls to tie 2P2D at TPOT 20 ms; at TTFT 0.5 s the best split is 3P1D again
-    pd2 = [ch07.capacity("conv", "2P2D", 1.0, tpot) for tpot in ch07.SLO_TPOT]
-    assert len(set(pd2)) == 1
-    assert ch07.capacity("conv", "3P1D", 1.0, 0.02) == pd2[0] < ch07.capacity("conv", "3P1D", 1.0, 0.05)
-    assert ch07.verdict("conv", 1.0, 0.02).best_pd == "2P2D" and ch07.verdict("conv", 0.5, 0.02).best_pd == "3P1D"
+    # the prose: 2P2D is TTFT-bound (its capacity does not move with TPOT), 3P1D is TPOT-bound (50,
+    # 40, 30 req/s as TPOT tightens from 50 to 20 ms), and the colocated fleet wins at TPOT 50 ms
+    for ttft in (1.0, 2.0):
+        pd2 = [ch07.capacity("conv", "2P2D", ttft, tpot) for tpot in ch07.SLO_TPOT]
+        assert len(set(pd2)) == 1
+        assert [ch07.capacity("conv", "3P1D", ttft, tpot) for tpot in (0.05, 0.03, 0.02)] == [50, 40, 30]
+        assert ch07.verdict("conv", ttft, 0.02).best_pd == "2P2D"
+    for ttft in ch07.SLO_TTFT:
+        assert ch07.verdict("conv", ttft, 0.05).winner == "colocated"
 
 
 def test_every_pd_win_on_the_code_trace_is_the_tpot_slo():
@@ -89,24 +92,23 @@ def test_every_pd_win_on_the_code_trace_is_the_tpot_slo():
         assert ch07.capacity("code", "colocated", t, None) >= ch07.verdict("code", t, p).pd
 
 
-def test_the_small_chunk_saves_the_short_answers_end_to_end():
-    # the prose: at 4 req/s of the code trace the 8192-token chunks push answers of a few dozen tokens
-    # past 5 s; with 2048-token chunks only long answers (80+ tokens) are left over 5 s, under 1%
-    out = np.asarray(ch07.load("code", 4).output_len)
-    big, small = (ch07.run("code", lay, 4).e2e > 5.0 for lay in ("colocated", "colocated-2k"))
-    assert out[big].min() < 60 and out[small].min() >= 80
-    assert small.mean() < 1 - ch07.TARGET < big.mean()
+def test_the_small_chunk_does_not_help_the_code_trace():
+    # the prose: end to end (5 s) both budgets hold 4 req/s; judged on TTFT alone the 2048-token
+    # budget holds one step less (4 against 6)
+    e2e = [ch07.capacity("code", lay, 2.0, None, e2e_slo=5.0) for lay in ("colocated", "colocated-2k")]
+    assert e2e == [4, 4]
+    assert ch07.capacity("code", "colocated-2k", 2.0, None) < ch07.capacity("code", "colocated", 2.0, None)
 
 
 def test_a_2048_token_mixed_step_is_itself_over_the_50ms_tpot():
-    # the prose: a step carrying one 2048-token chunk still takes seventy-odd ms (over the 50 ms
-    # TPOT), an 8192-token one about 0.3 s; the TPOT misses of the short answers are about the
-    # same under both budgets (12.9% and 12.5% at 4 req/s)
+    # the prose: a step carrying one 2048-token chunk still takes about seventy ms (over the 50 ms
+    # TPOT), an 8192-token one about 0.24 s; the TPOT misses of the short answers are about the
+    # same under both budgets (8.9% and 10.7% at 4 req/s)
     s = ch07.setup()
     for decoders in (0, 50):
         ctx = 1500 * decoders
-        assert 0.07 < s.step_time(2048 + decoders, 2048 + ctx, decoders=decoders) < 0.08
-        assert 0.25 < s.step_time(8192 + decoders, 8192 + ctx, decoders=decoders) < 0.35
+        assert 0.065 < s.step_time(2048 + decoders, 2048 + ctx, decoders=decoders) < 0.08
+        assert 0.22 < s.step_time(8192 + decoders, 8192 + ctx, decoders=decoders) < 0.27
     big, small = (ch07.misses(ch07.run("code", lay, 4), 2.0, 0.05)[1] for lay in ("colocated", "colocated-2k"))
     assert abs(big - small) < 0.02 and small > 0.1
 
@@ -178,24 +180,31 @@ def test_links_the_problems_and_has_a_judge_cell(nb):
 QUOTED = [
     ("1469 token", "1469 / "), ("13 token", "13 / "), ("73.4 : 1", "73.4 : 1"), ("5.5 : 1", "5.5 : 1"),
     ("13.4 倍", "13.4x"), ("70,266", "70,266"), ("5,256", "5,256"), ("2.6 倍", "2.6x"),
-    ("3P1D 撑到 50 req/s", "3P1D          50"), ("混合部署只有 40", "colocated     40"),
-    ("3P1D 是 60", "3P1D          60"), ("混合是 50", "colocated     50"),
-    ("6.9 ms", "6.9 ms"), ("PD 赢（2 对 0）", "PD: 0 vs 3P1D 2"), ("两边都只撑到 2 req/s，打平", "tie: 2 vs 2P2D 2"),
-    ("只撑 20 req/s，2P2D 撑 40", "PD: 20 vs 2P2D 40"), ("混合部署 40、3P1D 50", "PD: 40 vs 3P1D 50"), ("打平（50 对 50）", "tie: 50 vs 3P1D 50"),
-    ("60 对 50", "PD: 50 vs 3P1D 60"), ("40 对 20", "PD: 20 vs 2P2D 40"),
+    ("2P2D 撑到 50 req/s，混合部署只有 40", "2P2D          50"), ("混合部署只有 40", "colocated     40"),
+    ("混合部署 60，最好的 PD 配比（2P2D 或 3P1D）50", "colocated     60"),
+    ("混合部署 60，最好的 PD 配比（2P2D 或 3P1D）50", "3P1D          50"),
+    ("6.7 ms", "6.7 ms"), ("PD 赢（2 或 4 对 0）", "PD: 0 vs 3P1D 2"), ("PD 赢（2 或 4 对 0）", "PD: 0 vs 3P1D 4"),
+    ("3P1D 撑到 4 req/s，混合部署只有 2", "PD: 2 vs 3P1D 4"),
+    ("只撑 20 req/s，2P2D 撑 40～50", "PD: 20 vs 2P2D 40"), ("只撑 20 req/s，2P2D 撑 40～50", "PD: 20 vs 2P2D 50"),
+    ("混合部署 40、2P2D 50", "PD: 40 vs 2P2D 50"), ("打平，40 对 40", "tie: 40 vs 2P2D 40"),
+    ("混合部署是 60，PD 最好也只有 50", "colocated: 60 vs 2P2D 50"), ("（50 对 60）", "colocated: 60 vs 2P2D 50"),
+    ("50 对 40（TPOT 30 ms）", "PD: 40 vs 2P2D 50"), ("50 对 20（TPOT 20 ms）", "PD: 20 vs 2P2D 50"),
     ("160 KiB", "160 KiB"), ("167 MB", "167 MB"), ("1.9 ms", "1.9 ms"), ("7.4 ms", "7.4 ms"),
     ("29.3 ms", "29.3 ms"), ("99.5 ms", "99.5 ms"), ("431.5 ms", "431.5 ms"), ("P99 传输是 4.5 ms", "4.5 ms"),
-    ("从 4.5 ms 变成 55.9 ms", "55.9 ms"), ("从 27.5% 降到 25.1%", "100.0%            27.5%"),
-    ("从 27.5% 降到 25.1%", "100.0%            25.1%"),
+    ("从 4.5 ms 变成 55.9 ms", "55.9 ms"), ("从 77.1% 降到 75.0%", "nvlink      0.10 ms       77.1%"),
+    ("从 77.1% 降到 75.0%", "ethernet    55.9 ms       75.0%"),
     # the code trace judged on other SLOs
-    ("超 TPOT 的是 0.8%", "colocated     0.0% / 0.8%"), ("跳到 12.9%", "colocated     0.0% / 0.8%                0.0% / 12.9%"),
-    ("3P1D 有 4.7% 超过 2 s", "3P1D          0.0% / 0.0%                4.7% / 0.0%"),
-    ("12.9% 对 12.5%", "colocated-2k  0.0% / 0.7%                0.0% / 12.5%"),
-    ("混合部署撑到 4 req/s，最好的 PD 配比只有 2", "colocated     0.0% / 0.8%                0.0% / 12.9%               2                    4              2"),
-    ("混合部署撑到 4 req/s，最好的 PD 配比只有 2", "3P1D          0.0% / 0.0%                4.7% / 0.0%                2                    2              2"),
-    ("混合部署撑到 4 req/s，最好的 PD 配比只有 2", "2P2D          0.6% / 0.0%                15.2% / 0.0%               2                    2              2"),
-    ("预算 8192 的混合部署退回 2，预算 2048 的仍撑到 4，PD 还是 2",
-     "colocated-2k  0.0% / 0.7%                0.0% / 12.5%               2                    4              4"),
+    ("超 TPOT 的是 0.4%", "colocated     0.0% / 0.4%"), ("跳到 8.9%", "colocated     0.0% / 0.4%                0.0% / 8.9%"),
+    ("2P2D 有 10.7% 超过 2 s", "2P2D          0.0% / 0.0%                10.7% / 0.0%"),
+    ("8.9% 对 10.7%", "colocated-2k  0.0% / 0.7%                0.0% / 10.7%"),
+    ("混合部署撑到 6 req/s，最好的 PD 配比（3P1D）只有 4",
+     "colocated     0.0% / 0.4%                0.0% / 8.9%                2                    6              4"),
+    ("混合部署撑到 6 req/s，最好的 PD 配比（3P1D）只有 4",
+     "3P1D          0.0% / 0.0%                0.0% / 0.0%                4                    4              4"),
+    ("混合部署撑到 6 req/s，最好的 PD 配比（3P1D）只有 4",
+     "2P2D          0.0% / 0.0%                10.7% / 0.0%               2                    2              2"),
+    ("两种预算的混合部署都是 4，和 3P1D 打平",
+     "colocated-2k  0.0% / 0.7%                0.0% / 10.7%               2                    4              4"),
 ]
 
 

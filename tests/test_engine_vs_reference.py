@@ -17,6 +17,10 @@ from sim import _compiled, engine
 from sim.engine import VECTOR_MIN_STEPS, run_requests
 
 PROFILE = settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+# comm_curve: a measured table's shape (a dip, fractional knots, the last segment continued past the
+# budget) and one that is 0 below its first knot
+CURVES = [None, None, ((0.5, 2e-4), (1.0, 1.9e-4), (3.0, 3e-4), (8.5, 9e-4), (20.0, 1.5e-3)),
+          ((2.0, 0.0), (4.0, 1e-3))]
 
 
 pytestmark = pytest.mark.usefixtures("engine_path")     # every test on both paths (conftest.py)
@@ -43,6 +47,7 @@ def setups(draw, max_len):
         attn_flops_per_pair=draw(st.sampled_from([0.0, 0.0, 5.2e6])),
         roofline_p=draw(st.sampled_from([0.0, 0.0, 2.0, 4.0, 8.0])),
         host_s_per_seq=draw(st.sampled_from([0.0, 0.0, 2.5e-5])),
+        comm_curve=draw(st.sampled_from(CURVES)),
     )
 
 

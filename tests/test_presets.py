@@ -105,9 +105,16 @@ def test_calibrated_setup_by_hand():
     assert s.mfu == pytest.approx(gemm["e_inf"] * layer / (layer + gemm["s_half"]) * k["peak"]["fp8"] / g.fp8_flops)
     assert s.bandwidth == pytest.approx(4 * k["hbm"] * gemm["u"])
     assert s.kv_bandwidth_ratio == pytest.approx(k["kv_util"]["fp8"] / gemm["u"])
-    alpha, beta = k["allreduce"][4]
-    assert s.step_overhead == pytest.approx(presets.BASE_OVERHEAD_S + 80 * (gemm["c_s"] + k["attn_floor_s"]) + 160 * alpha)
-    assert s.comm_s_per_token == pytest.approx(160 * 8192 * 2 / beta)
+    assert s.step_overhead == pytest.approx(presets.BASE_OVERHEAD_S + 80 * (gemm["c_s"] + k["attn_floor_s"]))
+    # the 160 all-reduces of a step read the measured table at the step's message (tokens x 8192 x 2 B)
+    table = dict(k["allreduce_us"][4])
+    assert s.comm_s_per_token == 0
+    assert s.comm_seconds(64) == pytest.approx(160 * table[64 * 8192 * 2] * 1e-6, rel=1e-12)
+    assert s.comm_seconds(96) == pytest.approx(160 * (table[2**20] + table[2**21]) / 2 * 1e-6, rel=1e-12)
+    # on AMD, with no table, the line: latency in step_overhead, bytes over bandwidth per token
+    amd = presets.instance("llama-3-70b", "mi300x", tp=4, weight_dtype="fp8")
+    alpha, beta = presets.efficiency.table("mi300x")["allreduce"][4]
+    assert amd.comm_curve is None and amd.comm_s_per_token == pytest.approx(160 * 8192 * 2 / beta)
     assert s.attn_flops_per_pair == 4 * 80 * 64 * 128 and s.kv_serial == presets.KV_SERIAL == 1.0
     usable = k["memory"] * 0.9 - presets.RUNTIME_RESERVE_BYTES
     assert s.kv_capacity_tokens == int((4 * usable - m.total_params) / s.kv_bytes_per_token)
@@ -179,6 +186,11 @@ def test_calibrated_defaults_and_the_handbook_rule():
     # Factors given to the calibrated rule replace the measured ones.
     c = presets.instance("llama-2-70b", "h200", weight_dtype="fp8", mfu=0.5, bandwidth_util=0.6)
     assert c.mfu == 0.5 and c.bandwidth == pytest.approx(4.8e12 * 0.6) and c.kv_serial == 1.0
+    # A per-token communication time given to the calibrated rule replaces the measured all-reduce table.
+    t = presets.instance("llama-2-70b", "h200", tp=8, weight_dtype="fp8")
+    given = presets.instance("llama-2-70b", "h200", tp=8, weight_dtype="fp8", comm_s_per_token=1e-6)
+    assert t.comm_curve is not None and given.comm_curve is None and given.comm_s_per_token == 1e-6
+    assert given.step_overhead == t.step_overhead
 
 
 def test_small_tensor_parallel_slices_run_less_efficiently():

@@ -3,7 +3,6 @@
 Each term is checked against numbers worked by hand from its docstring's formula, and ``apply``
 against the Setup fields it may touch (and only those)."""
 
-import json
 import sys
 from pathlib import Path
 
@@ -61,87 +60,34 @@ def test_elementwise_rejects_an_unknown_set():
         W.bytes_per_token_layer("llama-2-70b", "fp8", "fp8", "unfused")
 
 
-def test_allreduce_reads_the_measured_table_at_its_sizes_and_between_them():
-    raw = json.loads(W.KERNEL_INPUTS.read_text())["gpus"]["h200"]["allreduce"]["tp8"]
-    for size, us in raw.items():
-        assert W.allreduce_seconds("h200", 8, int(size)) == pytest.approx(float(us) * 1e-6, rel=1e-12)
-    sizes = sorted(int(s) for s in raw)
-    mid = (sizes[5] * sizes[6]) ** 0.5                              # log-log midpoint of two sizes
-    expect = (float(raw[str(sizes[5])]) * float(raw[str(sizes[6])])) ** 0.5 * 1e-6
-    assert W.allreduce_seconds("h200", 8, mid) == pytest.approx(expect, rel=1e-9)
-    assert W.allreduce_seconds("h200", 3, 1e6) is None                # no table at tp 3
-
-
-def test_allreduce_secant_is_exact_at_both_ends():
-    allreduces = 2 * presets.model("llama-3.1-405b").layers
-    per_token_bytes = presets.model("llama-3.1-405b").hidden * presets.ACTIVATION_BYTES
-    per_step, per_token = W.allreduce_terms("llama-3.1-405b", "h200", 8, 64, 2560)
-    for tokens in (64, 2560):
-        assert per_step + per_token * tokens == pytest.approx(
-            allreduces * W.allreduce_seconds("h200", 8, tokens * per_token_bytes), rel=1e-9)
-    assert W.allreduce_terms("llama-3.1-405b", "h200", 1, 64, 2560) is None
-
-
 def _row(rid):
     return next(r for r in F.load_rows() if r.id == rid)
 
 
-def test_apply_touches_only_the_step_overhead_and_per_token_time():
+def test_apply_touches_only_the_per_token_time():
     r = _row("mlperf-v5.0-cisco-c885a-h200x8-llama3.1-405b-server-tok")
     setup = F.setup_for(r)
     args = (F.preset_model(r), r.gpu, r.tp, r.weight_dtype, r.kv_dtype)
-    table = W.apply(setup, ("allreduce",), *args)
-    changed = {k for k in setup.__dataclass_fields__ if getattr(setup, k) != getattr(table, k)}
-    assert changed == {"step_overhead", "comm_s_per_token"}
-    alpha = presets.efficiency.table("h200")["allreduce"][8][0]
-    per_step, per_token = W.allreduce_terms(*args[:3], 64, 2560)        # max_num_seqs 64, budget 2560
-    assert table.step_overhead == pytest.approx(setup.step_overhead - 2 * 126 * alpha + per_step, rel=1e-12)
-    assert table.comm_s_per_token == per_token
-    both = W.apply(setup, ("allreduce", "elementwise"), *args)
-    assert both.comm_s_per_token == pytest.approx(
-        per_token + W.seconds_per_token(*args, "fused"), rel=1e-12)
+    added = W.apply(setup, ("elementwise",), *args)
+    changed = {k for k in setup.__dataclass_fields__ if getattr(setup, k) != getattr(added, k)}
+    assert changed == {"comm_s_per_token"}
+    assert added.comm_s_per_token == setup.comm_s_per_token + W.seconds_per_token(*args, "fused")
     assert W.apply(setup, (), *args) is setup
 
 
-def test_allreduce_secant_starts_at_the_rows_own_decode_batch():
-    """A fixed-concurrency row's decode steps carry its clients, not max_num_seqs: the secant is
-    exact there, so one client's step pays the table's all-reduce of one token's hidden state."""
-    r = _row("nim-1.8.0-h100-llama3.3-70b-fp8-tp2-5000-500-c1-itl_s")
-    setup = F.setup_for(r)
-    args = (F.preset_model(r), r.gpu, r.tp, r.weight_dtype, r.kv_dtype)
-    m = presets.model(args[0])
-    one = W.apply(setup, ("allreduce",), *args, decode_batch=1)
-    alpha = presets.efficiency.table("h100-sxm")["allreduce"][2][0]
-    step_allreduces = one.step_overhead - (setup.step_overhead - 2 * m.layers * alpha) + one.comm_s_per_token
-    assert step_allreduces == pytest.approx(
-        2 * m.layers * W.allreduce_seconds("h100-sxm", 2, m.hidden * presets.ACTIVATION_BYTES), rel=1e-9)
-    wide = W.apply(setup, ("allreduce",), *args)             # the max_num_seqs secant: dearer at 1 token
-    assert wide.step_overhead + wide.comm_s_per_token > one.step_overhead + one.comm_s_per_token
-    assert W.apply(setup, ("allreduce",), *args, decode_batch=10 ** 6) == wide     # capped at max_num_seqs
-    with pytest.raises(ValueError, match="decode_batch"):
-        W.apply(setup, ("allreduce",), *args, decode_batch=0)
-
-
-def test_fidelity_passes_a_concurrency_rows_clients_to_the_what_if(monkeypatch):
+def test_fidelity_adds_the_what_if_to_every_row(monkeypatch):
     r = _row("nim-1.8.0-h100-llama3.3-70b-fp8-tp2-5000-500-c5-itl_s")
-    monkeypatch.setattr(F, "WHAT_IF", ("allreduce",))
+    monkeypatch.setattr(F, "WHAT_IF", ("elementwise",))
     got = F.setup_for(r)
     monkeypatch.setattr(F, "WHAT_IF", ())
     plain = F.setup_for(r)
-    assert got == W.apply(plain, ("allreduce",), F.preset_model(r), r.gpu, r.tp, r.weight_dtype,
-                          r.kv_dtype, decode_batch=5)
-
-
-def test_apply_leaves_a_tp1_setup_without_all_reduces_alone():
-    r = _row("mlperf-v5.0-dell-xe9680-h200x8-llama2-70b-99.9-offline-tok")
-    setup = F.setup_for(r)
-    assert W.apply(setup, ("allreduce",), F.preset_model(r), r.gpu, r.tp, r.weight_dtype, r.kv_dtype) == setup
+    assert got == W.apply(plain, ("elementwise",), F.preset_model(r), r.gpu, r.tp, r.weight_dtype, r.kv_dtype)
 
 
 def test_apply_names_the_allowed_terms():
     setup = presets.instance("llama-2-70b", "h200", weight_dtype="fp8")
-    with pytest.raises(ValueError, match="allreduce"):
-        W.apply(setup, ("nccl",), "llama-2-70b", "h200", 1, "fp8", "fp8")
+    with pytest.raises(ValueError, match="elementwise"):
+        W.apply(setup, ("allreduce",), "llama-2-70b", "h200", 1, "fp8", "fp8")
     with pytest.raises(ValueError, match="pick one"):
         W.apply(setup, ("elementwise", "elementwise+swiglu"), "llama-2-70b", "h200", 1, "fp8", "fp8")
 

@@ -23,7 +23,10 @@ errors on a coarse-to-fine grid (no fitting library needed). Alongside it takes,
 - ``attn_mfu``: context (prefill) attention's FLOP fraction of dense peak, mean over head layouts;
 - ``kv_util``: decode attention's KV-read fraction of HBM bandwidth (calls reading >= 128 MiB);
 - ``attn_floor_s``: the shortest decode-attention call (one sequence, 512 tokens): a per-layer floor;
-- ``allreduce``: TensorRT-LLM's custom all-reduce per tp as ``alpha + bytes / beta``.
+- ``allreduce``: TensorRT-LLM's custom all-reduce per tp as ``alpha + bytes / beta``;
+- ``allreduce_us``: the same all-reduce's measured table itself, (message bytes, microseconds) per tp:
+  the presets' step reads it at each step's own message size (``Setup.comm_curve``), because at tp
+  4-8 it is no line (the fit is 40-55% short at 1-2 MiB and 50-87% over at 80-256 MiB).
 """
 
 from __future__ import annotations
@@ -202,8 +205,10 @@ def fit_all(inputs: dict) -> dict:
             peak = g["peak"][dtype]
             if rows and peak:
                 entry["gemm"][dtype] = fit_gemm(rows, peak, g["hbm"])
+        entry["allreduce_us"] = {}
         for tp, raw in g["allreduce"].items():
             entry["allreduce"][int(tp[2:])] = fit_allreduce(raw)
+            entry["allreduce_us"][int(tp[2:])] = tuple(sorted((int(b), float(t)) for b, t in raw.items()))
         entry["attn_mfu"] = g["context_attention"]
         entry["kv_util"] = g["generation_attention"]
         entry["attn_floor_s"] = g["generation_floor_us"] * 1e-6
@@ -235,6 +240,10 @@ def render(fits: dict) -> str:
         lines.append("        },")
         lines.append("        'allreduce': {" + ", ".join(
             f"{tp}: ({a['alpha_s']:.4g}, {a['beta_Bps']:.4g})" for tp, a in sorted(e["allreduce"].items())) + "},")
+        lines.append("        'allreduce_us': {  # measured: (message bytes, microseconds)")
+        for tp, table in sorted(e["allreduce_us"].items()):
+            lines.append(f"            {tp}: ({', '.join(f'({b}, {t!r})' for b, t in table)}),")
+        lines.append("        },")
         lines.append(f"        'attn_mfu': {{{', '.join(f'{k!r}: {v:.4f}' for k, v in sorted(e['attn_mfu'].items()))}}},")
         lines.append(f"        'kv_util': {{{', '.join(f'{k!r}: {v:.4f}' for k, v in sorted(e['kv_util'].items()))}}},")
         lines.append(f"        'attn_floor_s': {e['attn_floor_s']:.4g},")

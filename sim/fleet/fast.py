@@ -37,10 +37,10 @@ from itertools import repeat
 import numpy as np
 
 from sim import _compiled
-from sim._compiled import DONE, F_BW, F_COMM, F_FLOPS, F_HOST, F_KEEP, F_KV_BYTES, F_KV_RATIO, F_NOW, F_OVERHEAD, F_P, \
+from sim._compiled import DONE, F_BW, F_COMM, F_CURVE, F_FLOPS, F_HOST, F_KEEP, F_KV_BYTES, F_KV_RATIO, F_NOW, F_OVERHEAD, F_P, \
     F_SERIAL, F_TWO_P, F_UNTIL, F_W_BYTES, GROW, LOG_FULL, S_ADMITTED, S_BUDGET, S_CONTEXT, S_DECODERS, \
     S_DONE, S_KNOWN, S_KV_CAP, S_KV_USED, S_LAST_DONE, S_LAST_KV, S_LOG_M, S_MAX_SEQS, S_PF_HEAD, S_RUNNING, \
-    S_STEP, S_VISIBLE, W_PF_LEFT, W_PF_R, W_STEP, FastState, _event_loop, _smooth_max
+    S_STEP, S_VISIBLE, W_PF_LEFT, W_PF_R, W_STEP, FastState, _curve_seconds, _event_loop, _smooth_max
 from sim._jit import compile_all
 from sim.fleet import routers
 from sim.result import SimResult, expand_steps
@@ -144,8 +144,10 @@ def _quiet_until(i, F, S, req, work):
     p, host = F[i, F_P], F[i, F_HOST]
     bound = (memory if memory > compute else compute) if p == 0 else _smooth_max(compute, memory, p)
     comm = F[i, F_COMM]
-    d = (bound + kv * F[i, F_SERIAL] / F[i, F_BW] + F[i, F_OVERHEAD]
-         + (comm * decoders + host * decoders if host else comm * decoders))
+    per_step = comm * decoders + host * decoders if host else comm * decoders
+    if F.shape[1] > F_CURVE:
+        per_step = per_step + _curve_seconds(F[i], decoders)
+    d = bound + kv * F[i, F_SERIAL] / F[i, F_BW] + F[i, F_OVERHEAD] + per_step
     if d <= (q + 4) * 2.3e-16 * (now + (q + 1) * d):
         return now
     return now + q * d
@@ -249,7 +251,7 @@ def _kernel(compiled: bool):
                 ("_mt_next", _mt_next, None, ()),
                 ("_randbelow", _randbelow, None, ("_mt_next",)),
                 ("_sample_pair", _sample_pair, None, ("_randbelow",)),
-                ("_quiet_until", _quiet_until, None, ("_smooth_max",)),
+                ("_quiet_until", _quiet_until, None, ("_smooth_max", "_curve_seconds")),
                 ("_bring", _bring, None, ("_event_loop", "_quiet_until")),
                 ("_fleet_loop", _fleet_loop, None, ("_bring", "_randbelow", "_sample_pair")),
             ])

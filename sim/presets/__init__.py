@@ -23,11 +23,14 @@ for AMD), none from a serving benchmark:
 - ``attn_flops_per_pair`` / ``attn_mfu``: prefill attention's FLOPs per (query, key) pair and its
   measured efficiency;
 - ``step_overhead``: ``BASE_OVERHEAD_S`` (host work per step) + layers x (the GEMMs' fixed launch
-  time + the decode-attention floor) + 2 all-reduces per layer x their measured latency at this tp;
+  time + the decode-attention floor);
   ``host_s_per_seq``: ``HOST_S_PER_SEQ`` (host work per decoding sequence: scheduling, sampling,
   output). Those two host terms are the only constants fitted to the whole validation set (no
   kernel table measures them; see tests/validation/README.md);
-  ``comm_s_per_token``: those all-reduces' BF16 hidden state over their measured bandwidth;
+  ``comm_curve``: those all-reduces' time at the step's own message size (its tokens x the BF16
+  hidden state), read in the measured all-reduce table (``efficiency.allreduce_table``; where a
+  GPU has none, AMD's, the line: latency in ``step_overhead``, bytes over bandwidth in
+  ``comm_s_per_token``);
 - ``kv_capacity_tokens``: (tp x (memory as the driver reports it x ``mem_util`` -
   ``RUNTIME_RESERVE_BYTES``) - weight_bytes) / kv_bytes_per_token.
 
@@ -114,7 +117,8 @@ def instance(model_name: str, gpu_name: str, *, tp: int = 1, weight_dtype: str =
     roofline with the factors given. ``overrides`` replace any derived Setup field
     (``weight_bytes=...``, ``kv_capacity_tokens=...``). Raises ValueError with the reason for an
     unknown name, a dtype the GPU lacks, a tp the model's heads do not divide, or weights that do
-    not fit in ``tp`` GPUs.
+    not fit in ``tp`` GPUs. ``comm_s_per_token`` given to the calibrated rule replaces the measured
+    all-reduce's time per token (and its table, ``comm_curve``, where the GPU has one).
 
     ``profile`` (a path or dict written by ``python -m sim calibrate``, see ``sim.profile``) puts the
     step-model terms fitted to this deployment's own benchmark runs in place of the calibrated ones;
@@ -169,8 +173,9 @@ def instance(model_name: str, gpu_name: str, *, tp: int = 1, weight_dtype: str =
             values["mfu"] = mfu
         if bandwidth_util is not None:
             values["bandwidth"] = tp * g.bandwidth * bandwidth_util
-        if comm_s_per_token is not None:
+        if comm_s_per_token is not None:     # the given per-token time stands for all communication
             values["comm_s_per_token"] = comm_s_per_token
+            values.pop("comm_curve", None)
         if kv_serial is not None:
             values["kv_serial"] = kv_serial
     values.update(weight_bytes=float(weight_bytes), kv_bytes_per_token=float(kv_bytes),
@@ -215,7 +220,7 @@ def calibrated(m: Model, g: GPU, key: str, tp: int, weight_dtype: str, kv_dtype:
     if kvf.compute != kv:                         # INT8 KV: attention matmuls in BF16, not FP8
         attn_mfu *= g.flops(kvf.compute) / g.flops(kv)
     allreduces = 2 * m.layers if tp > 1 else 0          # after attention and after the MLP
-    return dict(
+    values = dict(
         params=float(m.active_params - m.embedding_params),
         mfu=t.mfu, bandwidth=tp * g.bandwidth * t.bandwidth_util, kv_serial=KV_SERIAL,
         kv_bandwidth_ratio=t.kv_bandwidth_ratio, roofline_p=float(t.roofline_p),
@@ -223,6 +228,18 @@ def calibrated(m: Model, g: GPU, key: str, tp: int, weight_dtype: str, kv_dtype:
         attn_flops_per_pair=float(m.attention_flops_per_pair()), attn_mfu=min(1.0, attn_mfu),
         step_overhead=BASE_OVERHEAD_S + m.layers * t.layer_fixed_s + allreduces * t.allreduce_alpha_s,
         comm_s_per_token=allreduces * m.hidden * ACTIVATION_BYTES / t.allreduce_beta if tp > 1 else 0.0)
+    measured = efficiency.allreduce_table(key, tp)
+    if measured is not None:            # the table at each step's own size, in place of its line
+        values.update(step_overhead=BASE_OVERHEAD_S + m.layers * t.layer_fixed_s, comm_s_per_token=0.0,
+                      comm_curve=allreduce_curve(measured, allreduces, m.hidden * ACTIVATION_BYTES))
+    return values
+
+
+def allreduce_curve(measured: tuple, allreduces: int, bytes_per_token: int) -> tuple:
+    """``Setup.comm_curve`` of a step's ``allreduces`` all-reduces of ``bytes_per_token`` per token,
+    from one all-reduce's measured ((bytes, seconds), ...): each size becomes a knot at the tokens
+    that carry it, linear in bytes between sizes, continued past the largest along its last segment."""
+    return tuple((size / bytes_per_token, allreduces * seconds) for size, seconds in measured)
 
 
 def _experts(m: Model, tp: int):

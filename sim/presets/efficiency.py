@@ -16,7 +16,8 @@ for one instance. The step these terms describe, per layer and per GPU:
 
     GEMMs       ||2 m S / (peak e(S)), B / (hbm u)||_p + c      e(S) = e_inf S / (S + s_half)
     attention   prefill FLOPs at attn_mfu of peak; the KV read at kv_util of HBM; >= attn_floor_s
-    all-reduce  2 per layer, alpha + bytes / beta each (tensor parallelism only)
+    all-reduce  2 per layer (tensor parallelism only), each read in its measured table at the
+                step's own message size (``allreduce_table``; AMD: alpha + bytes / beta)
 
 (S, B = the layer's parameters and their bytes on one GPU, m = the step's tokens; ||x, y||_p =
 (x**p + y**p)**(1/p), fitted per GPU and dtype: p = 2-4 where the measured GEMMs pass gradually
@@ -154,7 +155,20 @@ def terms(gpu: str, datasheet_peak: float, datasheet_hbm: float, weight_dtype: s
                  allreduce_alpha_s=alpha, allreduce_beta=beta)
 
 
-def _allreduce(measured: dict, tp: int, gpu: str) -> tuple[float, float]:
+def allreduce_table(gpu: str, tp: int) -> tuple | None:
+    """One all-reduce's measured time at ``tp``, ((message bytes, seconds), ...) by size, or None
+    where the GPU has no table (AMD: the line of ``terms`` stands). A tp the table lacks takes the
+    nearest measured one (the larger on a tie), as ``terms`` does."""
+    if tp == 1:
+        return None
+    measured = table(gpu).get("allreduce_us")
+    if not measured:
+        return None
+    us = _allreduce(measured, tp, gpu)
+    return tuple((float(b), t * 1e-6) for b, t in us)
+
+
+def _allreduce(measured: dict, tp: int, gpu: str):
     if tp in measured:
         return measured[tp]
     known = sorted(measured)
