@@ -69,20 +69,22 @@ def test_comm_tp1_still_checks_beta():
                        beta_gbs=0, field="beta_gbs")
 
 
+# The presets that still time all-reduces on this line: AMD's (no measured table; NVIDIA presets read
+# the table the line was fitted to, at each step's own message size).
 SIM_CASES = [(gpu, model, tp, tokens)
-             for gpu in ("h100-sxm", "a100-80gb", "h200")
-             for model, tp, tokens in (("llama-3-8b", 2, 1), ("llama-3-8b", 4, 64), ("llama-3-8b", 8, 512))]
+             for gpu in ("mi300x",)
+             for model, tp, tokens in (("llama-3-8b", 2, 1), ("llama-3-8b", 4, 64), ("llama-3-8b", 8, 512),
+                                       ("llama-3-70b", 8, 4096))]
 
 
 @pytest.mark.parametrize("gpu,model,tp,tokens", SIM_CASES,
                          ids=[f"{g}_{m}_tp{t}_{n}tok" for g, m, t, n in SIM_CASES])
 def test_comm_matches_simulator_presets(gpu, model, tp, tokens):
-    """The calibrated preset puts 2 x layers x alpha into step_overhead and 2 x layers x hidden x 2 / beta
-    into comm_s_per_token: the learner's (and the reference's) tp_comm_ms must give the same time."""
+    """The calibrated MI300X preset puts 2 x layers x alpha into step_overhead and 2 x layers x hidden x 2
+    / beta into comm_s_per_token: the learner's (and the reference's) tp_comm_ms must give the same time."""
     from sim import presets
-    from sim.presets.kernels import KERNELS
     m = presets.model(model)
-    alpha_s, beta = KERNELS[gpu]["allreduce"][tp]
+    alpha_s, beta = presets.efficiency.table(gpu)["allreduce"][tp]
     kwargs = dict(layers=m.layers, hidden=m.hidden, tp=tp, alpha_us=alpha_s * 1e6, beta_gbs=beta / 1e9)
     one = presets.instance(model, gpu, tp=1)
     many = presets.instance(model, gpu, tp=tp)
