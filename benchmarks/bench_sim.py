@@ -8,8 +8,10 @@ Prints times measured in this run and their ratios: the seed chapter's script as
 by run size) against a process running the same work on the plain loop (target >= 5x); the same
 work in-process, compiled engine against plain loop (target >= 150x), with whether every
 per-request time is identical; the start-up trade-off behind ``sim.engine.COMPILE_MIN_REQUESTS``;
-where the fast engine's time goes; then a million-request run, and a 100,000-request multi-turn
-chat run with paged KV and prefix caching (25,000 sessions of 4 turns behind one system prompt).
+where the fast engine's time goes; what reading the measured all-reduce table per step
+(``Setup.comm_curve``) costs against the straight line it replaced, on a calibrated TP-8 preset,
+both engine paths; then a million-request run, and a 100,000-request multi-turn chat run with
+paged KV and prefix caching (25,000 sessions of 4 turns behind one system prompt).
 Run on one core: OPENBLAS/numpy threads do not matter here.
 """
 
@@ -173,6 +175,31 @@ def search_speed() -> None:
     print(f"  speed-up         {best_old / best_new:6.1f} x")
 
 
+def comm_curve_cost(n: int = 50_000) -> None:
+    """The calibrated Llama-3-70B FP8 preset on 8 x H100 (its all-reduces read in the measured table
+    at each step's size) against the same Setup with the table's line instead (alpha in the step
+    overhead, bytes over beta per token): the same load, best of 3 each, on the compiled and the
+    Python engine. The answers differ (that is the point of the table); the time should not."""
+    from sim import engine, presets
+    curve = presets.instance("llama-3-70b", "h100-sxm", tp=8, weight_dtype="fp8", kv_dtype="fp8")
+    alpha, beta = presets.efficiency.table("h100-sxm")["allreduce"][8]      # the line fitted to the table
+    allreduces = 2 * presets.model("llama-3-70b").layers
+    line = curve.replace(comm_curve=None, step_overhead=curve.step_overhead + allreduces * alpha,
+                         comm_s_per_token=allreduces * 8192 * presets.ACTIVATION_BYTES / beta)
+    print(f"The measured all-reduce table per step against its line: 70B FP8 on 8 x H100, {n:,} requests "
+          "of 2000 / 500 tokens at 8 req/s")
+    for compiled in (True, False):
+        engine.use_compiled(compiled)
+        best = {}
+        for name, setup in (("table", curve), ("line", line)) * 3:
+            t0 = time.perf_counter()
+            simulate(setup, 8.0, n, 2000, 500, seed=1)
+            best[name] = min(best.get(name, float("inf")), time.perf_counter() - t0)
+        print(f"  {'compiled' if compiled else 'python  '}  table {best['table']:.3f} s   line {best['line']:.3f} s   "
+              f"ratio {best['table'] / best['line']:.2f}")
+    engine.use_compiled(True)
+
+
 def million(n: int) -> None:
     """Run in a child so its peak memory is its own."""
     setup = chapter_instance()
@@ -245,6 +272,7 @@ def main() -> None:
     where_time_goes()
     start_up()
     search_speed()
+    comm_curve_cost()
 
     if not args.quick:
         print("A million requests near capacity")
