@@ -183,9 +183,10 @@ def comm_curve_cost(n: int = 50_000) -> None:
     from sim import engine, presets
     curve = presets.instance("llama-3-70b", "h100-sxm", tp=8, weight_dtype="fp8", kv_dtype="fp8")
     alpha, beta = presets.efficiency.table("h100-sxm")["allreduce"][8]      # the line fitted to the table
-    allreduces = 2 * presets.model("llama-3-70b").layers
+    m = presets.model("llama-3-70b")
+    allreduces = 2 * m.layers
     line = curve.replace(comm_curve=None, step_overhead=curve.step_overhead + allreduces * alpha,
-                         comm_s_per_token=allreduces * 8192 * presets.ACTIVATION_BYTES / beta)
+                         comm_s_per_token=allreduces * m.hidden * presets.ACTIVATION_BYTES / beta)
     print(f"The measured all-reduce table per step against its line: 70B FP8 on 8 x H100, {n:,} requests "
           "of 2000 / 500 tokens at 8 req/s")
     for compiled in (True, False):

@@ -121,10 +121,11 @@ def kernel_table_allreduce_us(gpu: str, tp: int) -> dict:
     """TensorRT-LLM's custom all-reduce as measured (message bytes -> microseconds): the table the
     calibrated presets read at each step's own message size (``Setup.comm_curve``; aiconfigurator-
     core 0.12.0, NVIDIA GPUs only)."""
-    table = efficiency.allreduce_table(presets.gpu_key(gpu), tp) if tp > 1 else None
-    if table is None or tp not in efficiency.table(presets.gpu_key(gpu)).get("allreduce_us", {}):
-        raise ValueError(f"no measured all-reduce table for {presets.gpu_key(gpu)} at tp={tp}")
-    return {int(b): t * 1e6 for b, t in table}
+    key = presets.gpu_key(gpu)
+    measured = efficiency.table(key).get("allreduce_us", {}).get(tp)     # this very tp, no nearest one
+    if measured is None:
+        raise ValueError(f"no measured all-reduce table for {key} at tp={tp}")
+    return dict(measured)
 
 
 def bus_bandwidth_gbs(algorithm_gbs: float, gpus: int) -> float:
