@@ -26,7 +26,7 @@ sim/presets/residuals.py. ``--rows`` prints every row. ``--admission`` simulates
 admission policy at saturation (``fidelity.admission_engine``: paged blocks for vLLM and NVIDIA's
 MLPerf harness, SGLang's ratio reservation, TensorRT-LLM's no-evict reservation otherwise); it is
 about ten times slower on the large MLPerf batches and never writes the report. ``--what-if TERM``
-(``benchmarks/what_if.py``: ``elementwise``, ``elementwise+swiglu``) adds a step-model
+(``benchmarks/what_if.py``: ``swiglu``) adds a step-model
 term that the presets lack to every row and scores the set with it; it never writes the report either.
 """
 

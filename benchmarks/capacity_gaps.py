@@ -2,14 +2,19 @@
 
     .venv/bin/python benchmarks/capacity_gaps.py
 
-Prints two tables that tests/validation/README.md ("What the capacity slice still misses") quotes:
+Prints three tables that tests/validation/README.md ("What the capacity slice still misses") quotes:
 
 1. Little's law on each MLPerf server run with published mean latencies: the sequences in flight
    per instance at the published rate, rate x (mean TTFT + (mean output - 1) x mean TPOT), as the
    run measured them and as the simulator predicted them at the same rate (``report.json``). A
    real engine holding several times the simulator's batch at the same throughput runs slower
    steps at that batch than the step model does.
-2. The line ``alpha + bytes / beta`` that the presets timed every all-reduce with until 2026-12-03
+2. Server over offline: for each MLPerf system with both a server (or interactive) and an
+   offline throughput row, the server result as a share of the offline one, published and
+   simulated (``report.json``). The real engines give up 1-26% of their offline throughput to meet
+   the server limits; the simulator's capacity sits at its own offline figure or above it (its
+   knee is sharper: p99 TPOT stays far under the limit until the queue runs away).
+3. The line ``alpha + bytes / beta`` that the presets timed every all-reduce with until 2026-12-03
    (``sim.presets.kernels``' fit, still what ``efficiency.terms`` reports), against the measured
    custom all-reduce table it was fitted to (``benchmarks/gpu/kernel_inputs.json``, interpolated
    log-log) at the message sizes decode batches and prefill chunks produce: why the presets now
@@ -59,6 +64,21 @@ def littles_law_rows(rows: list[F.Row], predicted: dict) -> list[dict]:
     return out
 
 
+def server_offline_rows(rows: list[F.Row], predicted: dict) -> list[dict]:
+    """Per system with a server/interactive and an offline throughput row (same id but the
+    scenario): server / offline, as published and as predicted."""
+    by_id = {r.id: r for r in rows}
+    out = []
+    for rid, r in sorted(by_id.items()):
+        if r.scenario not in ("server", "interactive") or r.metric not in F.THROUGHPUT:
+            continue
+        offline = by_id.get(rid.replace(f"-{r.scenario}-", "-offline-"))
+        if offline is None or offline.id == rid or rid not in predicted or offline.id not in predicted:
+            continue
+        out.append({"run": rid, "real": r.value / offline.value, "sim": predicted[rid] / predicted[offline.id]})
+    return out
+
+
 def allreduce_rows(inputs: dict) -> list[dict]:
     """Fitted over measured all-reduce time per (gpu, tp) at ``MESSAGE_MIB``."""
     out = []
@@ -85,6 +105,13 @@ def main() -> int:
     for r in littles_law_rows(F.load_rows(), report["predicted"]):
         print(f"  {r['run']:62} {r['rate']:7.3f} {r['real']:6.0f} {r['real_tpot'] * 1e3:5.0f}ms "
               f"{r['sim']:6.0f} {r['sim_tpot'] * 1e3:5.0f}ms {r['real'] / r['sim']:8.1f}")
+    pairs = server_offline_rows(F.load_rows(), report["predicted"])
+    print("server (or interactive) throughput over offline throughput, same system:")
+    print(f"  {'run':70} {'published':>9} {'simulated':>9}")
+    for r in pairs:
+        print(f"  {r['run']:70} {r['real']:9.3f} {r['sim']:9.3f}")
+    if pairs:
+        print(f"  {'mean':70} {np.mean([r['real'] for r in pairs]):9.3f} {np.mean([r['sim'] for r in pairs]):9.3f}")
     print("all-reduce: fitted alpha + bytes / beta over the measured table, by message size:")
     print("  " + " " * 14 + "".join(f"{m:>9} MiB" for m in MESSAGE_MIB))
     for r in allreduce_rows(json.loads(KERNEL_INPUTS.read_text())):

@@ -28,8 +28,11 @@ class Setup:
     step_overhead           fixed seconds added to every step (launch, scheduling, communication)
     max_num_batched_tokens  token budget of one step (chunked prefill)
     max_num_seqs            most requests running at once
-    comm_s_per_token        seconds added per token the step computes (tensor-parallel all-reduces
-                            move each token's activations between GPUs); 0 in the handbook's model
+    comm_s_per_token        seconds added per token the step computes, after the roofline: work
+                            that streams each token's activations outside the GEMMs (tensor-parallel
+                            all-reduces moving them between GPUs; in the calibrated presets also
+                            the norms, RoPE and quantisation kernels between the GEMMs,
+                            ``sim.presets.elementwise``); 0 in the handbook's model
     kv_serial               fraction of the KV-cache read that runs after the matmuls instead of
                             under them, in [0, 1]: attention kernels stream the KV cache between
                             the GEMMs, so their time adds to the step (1) rather than hiding under
@@ -181,7 +184,7 @@ class Setup:
             i = np.searchsorted(x, tokens, side="right") - 1
             j = np.maximum(i, 0)
             return np.where(i < 0, y[0], y[j] + (tokens - x[j]) * slope[j])
-        x, y, slope = curve_knots(self.comm_curve)
+        x, y, slope = self.comm_curve.lines
         i = bisect_right(x, tokens) - 1
         if i < 0:
             return y[0]
@@ -244,7 +247,18 @@ def _checked_curve(curve):
     if out[-1][1] < out[-2][1]:
         raise ValueError("Setup.comm_curve's last two knots must not decrease in seconds (the curve "
                          f"continues along that segment past the last knot), got {out[-2]} then {out[-1]}")
-    return tuple(out)
+    return Knots(out)
+
+
+class Knots(tuple):
+    """A checked ``comm_curve``: its knots, a plain tuple to compare, hash and print, carrying the
+    (tokens, seconds, slopes) that ``Setup.comm_seconds`` reads at every step, worked out once
+    (``lines``; not a Setup field, so ``Setup(**vars(setup))`` still builds the same Setup)."""
+
+    def __new__(cls, knots):
+        self = super().__new__(cls, knots)
+        self.lines = curve_knots(tuple(self))
+        return self
 
 
 ROOFLINE_P = (0, 2, 4, 8)      # Setup.roofline_p's values: 0 the hard max, else a p-norm by squarings

@@ -73,44 +73,93 @@ def test_verdict_compares_the_best_of_each_side():
 
 
 def test_the_two_pd_splits_are_bound_by_different_slos():
-    # the prose: 2P2D is TTFT-bound (its capacity does not move with TPOT), 3P1D is TPOT-bound (50,
-    # 40, 30 req/s as TPOT tightens from 50 to 20 ms), and the colocated fleet wins at TPOT 50 ms
-    for ttft in (1.0, 2.0):
-        pd2 = [ch07.capacity("conv", "2P2D", ttft, tpot) for tpot in ch07.SLO_TPOT]
-        assert len(set(pd2)) == 1
-        assert [ch07.capacity("conv", "3P1D", ttft, tpot) for tpot in (0.05, 0.03, 0.02)] == [50, 40, 30]
+    # the prose: 2P2D is TTFT-bound (its capacity does not move with TPOT: 30 req/s at TTFT 0.5 s,
+    # 40 at 1-2 s), 3P1D is TPOT-bound (50, 40, 20 req/s as TPOT tightens from 50 to 20 ms, at every
+    # TTFT), so 2P2D is the best split at TPOT 20 ms and 3P1D at 50 ms
+    for ttft, held in zip(ch07.SLO_TTFT, (30, 40, 40)):
+        assert [ch07.capacity("conv", "2P2D", ttft, tpot) for tpot in ch07.SLO_TPOT] == [held] * 3
+        assert ch07.capacity("conv", "2P2D", ttft, None) == held          # TTFT alone sets it
+        assert [ch07.capacity("conv", "3P1D", ttft, tpot) for tpot in (0.05, 0.03, 0.02)] == [50, 40, 20]
         assert ch07.verdict("conv", ttft, 0.02).best_pd == "2P2D"
+        assert ch07.verdict("conv", ttft, 0.05).best_pd == "3P1D"
+
+
+def test_on_the_conversation_trace_pd_wins_at_tight_tpot_and_ties_at_50ms():
+    # the prose: PD wins every TTFT at TPOT 20 and 30 ms, the colocated fleet ties 3P1D (50 against
+    # 50) at TPOT 50 ms and wins no cell; at TTFT 1-2 s PD serves 40/30 = 1.33x (30 ms) to 40/20 = 2x
+    # (20 ms) the colocated fleet
     for ttft in ch07.SLO_TTFT:
-        assert ch07.verdict("conv", ttft, 0.05).winner == "colocated"
+        assert [ch07.verdict("conv", ttft, tpot).winner for tpot in ch07.SLO_TPOT] == ["PD", "PD", "tie"]
+        v = ch07.verdict("conv", ttft, 0.05)
+        assert (v.colocated, v.best_pd, v.pd) == (50, "3P1D", 50)
+    for ttft in (1.0, 2.0):
+        ratios = [ch07.verdict("conv", ttft, tpot).pd / ch07.verdict("conv", ttft, tpot).colocated
+                  for tpot in (0.03, 0.02)]
+        assert [f"{x:.2f}" for x in ratios] == ["1.33", "2.00"]
+    # the small chunk changes neither of the two common SLO pairs (30 and 50 req/s)
+    assert [ch07.capacity("conv", lay, 1.0, 0.03) for lay in ("colocated", "colocated-2k")] == [30, 30]
+    assert [ch07.capacity("conv", lay, 2.0, 0.05) for lay in ("colocated", "colocated-2k")] == [50, 50]
+
+
+def test_the_3p1d_decode_instance_at_50_req_s():
+    # the prose: at 50 req/s the one decode instance of 3P1D holds three to four hundred sequences,
+    # its median TPOT is 31.6 ms and the all-reduces of such a step take about ten ms; it fails
+    # TPOT, never TTFT (seven in ten requests over 30 ms, 95% over 20 ms), so the link table's shares
+    # are low, and the link moves them by about one point (about 5% at 20 ms on every link)
+    r = ch07.run("conv", "3P1D", 50)
+    assert f"{np.nanmedian(r.tpot) * 1e3:.1f}" == "31.6"
+    in_decode = 50 * np.mean(r.e2e - r.ttft)                    # Little's law on the one decode instance
+    assert 300 < in_decode < 400
+    assert 0.009 < ch07.setup().comm_seconds(in_decode) < 0.011
+    over_ttft, over_tpot = ch07.misses(r, 1.0, 0.03)
+    assert over_ttft == 0 and 0.65 < over_tpot < 0.75
+    assert 0.93 < ch07.misses(r, 1.0, 0.02)[1] < 0.97
+    met30 = [ch07.attainment(ch07.run("conv", "3P1D", 50, link), 1.0, 0.03) for link in ch07.LINKS]
+    met20 = [ch07.attainment(ch07.run("conv", "3P1D", 50, link), 1.0, 0.02) for link in ch07.LINKS]
+    assert max(met30) - min(met30) < 0.015 and all(0.04 < x < 0.06 for x in met20)
 
 
 def test_every_pd_win_on_the_code_trace_is_the_tpot_slo():
-    # the prose: wherever PD wins the code grid, the colocated fleet meets the same TTFT without TPOT judged
+    # the prose: wherever PD wins the code grid, the colocated fleet meets the same TTFT without TPOT
+    # judged (TTFT 0.5 s: 2 against 2; 1 s: 2 against 2; 2 s: 4 against 2); PD wins at TPOT 20-30 ms
+    # and at TTFT 0.5 s, and 3P1D is among the best splits in every cell
     wins = [(t, p) for t in ch07.SLO_TTFT for p in ch07.SLO_TPOT if ch07.verdict("code", t, p).winner == "PD"]
     assert wins and any(t == 0.5 for t, _ in wins)
+    assert set(wins) == {(t, p) for t in ch07.SLO_TTFT for p in (0.02, 0.03)} | {(0.5, 0.05)}
     for t, p in wins:
         assert ch07.capacity("code", "colocated", t, None) >= ch07.verdict("code", t, p).pd
+    assert [ch07.capacity("code", "colocated", t, None) for t in ch07.SLO_TTFT] == [2, 2, 4]
+    assert [max(ch07.capacity("code", lay, t, None) for lay in ch07.layouts()[2:]) for t in ch07.SLO_TTFT] == [2, 2, 2]
+    for t in ch07.SLO_TTFT:
+        for p in ch07.SLO_TPOT:
+            assert ch07.capacity("code", "3P1D", t, p) == ch07.verdict("code", t, p).pd
+    # judged on TTFT alone, no layout of the 32 GPUs holds 6 req/s (the exercise's question)
+    assert max(ch07.capacity("code", lay, 2.0, None) for lay in ch07.layouts()) == 4
 
 
 def test_the_small_chunk_does_not_help_the_code_trace():
-    # the prose: end to end (5 s) both budgets hold 4 req/s; judged on TTFT alone the 2048-token
-    # budget holds one step less (4 against 6)
-    e2e = [ch07.capacity("code", lay, 2.0, None, e2e_slo=5.0) for lay in ("colocated", "colocated-2k")]
-    assert e2e == [4, 4]
-    assert ch07.capacity("code", "colocated-2k", 2.0, None) < ch07.capacity("code", "colocated", 2.0, None)
+    # the prose: judged on TTFT alone (4 req/s) or with end to end 5 s (2 req/s) both budgets hold
+    # the same; the one step the 2048-token budget gains at TTFT 2 s / TPOT 50 ms (2 against 0) is
+    # its TPOT misses at 2 req/s falling just under the 1% budget and the 8192-token one's just over
+    lays = ("colocated", "colocated-2k")
+    assert [ch07.capacity("code", lay, 2.0, None) for lay in lays] == [4, 4]
+    assert [ch07.capacity("code", lay, 2.0, None, e2e_slo=5.0) for lay in lays] == [2, 2]
+    assert [ch07.capacity("code", lay, 2.0, 0.05) for lay in lays] == [0, 2]
+    big, small = (ch07.misses(ch07.run("code", lay, 2), 2.0, 0.05)[1] for lay in lays)
+    assert small <= 1 - ch07.TARGET < big < 0.015
 
 
 def test_a_2048_token_mixed_step_is_itself_over_the_50ms_tpot():
-    # the prose: a step carrying one 2048-token chunk still takes about seventy ms (over the 50 ms
-    # TPOT), an 8192-token one about 0.24 s; the TPOT misses of the short answers are about the
-    # same under both budgets (8.9% and 10.7% at 4 req/s)
+    # the prose: a step carrying one 2048-token chunk still takes about eighty ms (over the 50 ms
+    # TPOT), an 8192-token one about 0.27 s; the TPOT misses of the short answers are about the
+    # same under both budgets, the small chunk's slightly more (13.0% and 13.7% at 4 req/s)
     s = ch07.setup()
     for decoders in (0, 50):
         ctx = 1500 * decoders
-        assert 0.065 < s.step_time(2048 + decoders, 2048 + ctx, decoders=decoders) < 0.08
-        assert 0.22 < s.step_time(8192 + decoders, 8192 + ctx, decoders=decoders) < 0.27
+        assert 0.075 < s.step_time(2048 + decoders, 2048 + ctx, decoders=decoders) < 0.09
+        assert 0.25 < s.step_time(8192 + decoders, 8192 + ctx, decoders=decoders) < 0.29
     big, small = (ch07.misses(ch07.run("code", lay, 4), 2.0, 0.05)[1] for lay in ("colocated", "colocated-2k"))
-    assert abs(big - small) < 0.02 and small > 0.1
+    assert abs(big - small) < 0.02 and small > big > 0.1
 
 
 def test_attainment_judges_only_the_slos_given():
@@ -180,31 +229,50 @@ def test_links_the_problems_and_has_a_judge_cell(nb):
 QUOTED = [
     ("1469 token", "1469 / "), ("13 token", "13 / "), ("73.4 : 1", "73.4 : 1"), ("5.5 : 1", "5.5 : 1"),
     ("13.4 倍", "13.4x"), ("70,266", "70,266"), ("5,256", "5,256"), ("2.6 倍", "2.6x"),
-    ("2P2D 撑到 50 req/s，混合部署只有 40", "2P2D          50"), ("混合部署只有 40", "colocated     40"),
-    ("混合部署 60，最好的 PD 配比（2P2D 或 3P1D）50", "colocated     60"),
-    ("混合部署 60，最好的 PD 配比（2P2D 或 3P1D）50", "3P1D          50"),
-    ("6.7 ms", "6.7 ms"), ("PD 赢（2 或 4 对 0）", "PD: 0 vs 3P1D 2"), ("PD 赢（2 或 4 对 0）", "PD: 0 vs 3P1D 4"),
-    ("3P1D 撑到 4 req/s，混合部署只有 2", "PD: 2 vs 3P1D 4"),
-    ("只撑 20 req/s，2P2D 撑 40～50", "PD: 20 vs 2P2D 40"), ("只撑 20 req/s，2P2D 撑 40～50", "PD: 20 vs 2P2D 50"),
-    ("混合部署 40、2P2D 50", "PD: 40 vs 2P2D 50"), ("打平，40 对 40", "tie: 40 vs 2P2D 40"),
-    ("混合部署是 60，PD 最好也只有 50", "colocated: 60 vs 2P2D 50"), ("（50 对 60）", "colocated: 60 vs 2P2D 50"),
-    ("50 对 40（TPOT 30 ms）", "PD: 40 vs 2P2D 50"), ("50 对 20（TPOT 20 ms）", "PD: 20 vs 2P2D 50"),
+    ("2P2D 和 3P1D 都撑到 40 req/s，混合部署只有 30", "conv, TTFT<=1s TPOT<=30ms  colocated     30"),
+    ("2P2D 和 3P1D 都撑到 40 req/s，混合部署只有 30", "conv, TTFT<=1s TPOT<=30ms  2P2D          40"),
+    ("2P2D 和 3P1D 都撑到 40 req/s，混合部署只有 30", "conv, TTFT<=1s TPOT<=30ms  3P1D          40"),
+    ("混合部署 50，3P1D 也是 50，打平", "conv, TTFT<=2s TPOT<=50ms  colocated     50"),
+    ("混合部署 50，3P1D 也是 50，打平", "conv, TTFT<=2s TPOT<=50ms  3P1D          50"),
+    ("2P2D 反而只有 40", "conv, TTFT<=2s TPOT<=50ms  2P2D          40"),
+    ("1P3D 只撑到 10 req/s", "conv, TTFT<=1s TPOT<=30ms  1P3D          10"),
+    ("放宽到 2 s、50 ms 也只有 20", "conv, TTFT<=2s TPOT<=50ms  1P3D          20"),
+    ("30 ms 下都是 30，50 ms 下都是 50", "conv, TTFT<=1s TPOT<=30ms  colocated-2k  30"),
+    ("30 ms 下都是 30，50 ms 下都是 50", "conv, TTFT<=2s TPOT<=50ms  colocated-2k  50"),
+    ("6.7 ms", "6.7 ms"),
+    ("预算 8192 的混合部署一档都撑不住（0）", "code, TTFT<=2s TPOT<=50ms  colocated     0 "),
+    ("预算 2048 的混合部署和 2P2D、3P1D 都只撑到 2 req/s", "code, TTFT<=2s TPOT<=50ms  colocated-2k  2 "),
+    ("预算 2048 的混合部署和 2P2D、3P1D 都只撑到 2 req/s", "code, TTFT<=2s TPOT<=50ms  2P2D          2 "),
+    ("预算 2048 的混合部署和 2P2D、3P1D 都只撑到 2 req/s", "code, TTFT<=2s TPOT<=50ms  3P1D          2 "),
+    ("都成了 PD 赢（2 对 0）", "PD: 0 vs 3P1D 2"), ("都成了 PD 赢（2 对 0）", "PD: 0 vs 2P2D 2"),
+    ("只撑 20 req/s，2P2D 撑 30～40", "PD: 20 vs 2P2D 30"), ("只撑 20 req/s，2P2D 撑 30～40", "PD: 20 vs 2P2D 40"),
+    ("混合部署 30，最好的 PD 配比 40（TTFT 卡到 0.5 s 时是 3P1D，其余是 2P2D）", "TTFT<=0.5s  PD: 20 vs 2P2D 30  PD: 30 vs 3P1D 40"),
+    ("混合部署 30，最好的 PD 配比 40（TTFT 卡到 0.5 s 时是 3P1D，其余是 2P2D）", "TTFT<=1s    PD: 20 vs 2P2D 40  PD: 30 vs 2P2D 40"),
+    ("混合部署 50 对 3P1D 50，打平", "tie: 50 vs 3P1D 50"),
+    ("40 对 30（TPOT 30 ms）", "PD: 30 vs 2P2D 40"), ("40 对 20（TPOT 20 ms）", "PD: 20 vs 2P2D 40"),
+    ("打平（50 对 50）", "tie: 50 vs 3P1D 50"),
     ("160 KiB", "160 KiB"), ("167 MB", "167 MB"), ("1.9 ms", "1.9 ms"), ("7.4 ms", "7.4 ms"),
     ("29.3 ms", "29.3 ms"), ("99.5 ms", "99.5 ms"), ("431.5 ms", "431.5 ms"), ("P99 传输是 4.5 ms", "4.5 ms"),
-    ("从 4.5 ms 变成 55.9 ms", "55.9 ms"), ("从 77.1% 降到 75.0%", "nvlink      0.10 ms       77.1%"),
-    ("从 77.1% 降到 75.0%", "ethernet    55.9 ms       75.0%"),
+    ("从 4.5 ms 变成 55.9 ms", "55.9 ms"), ("从 29.4% 降到 28.4%", "nvlink      0.10 ms       29.4%"),
+    ("从 29.4% 降到 28.4%", "ethernet    55.9 ms       28.4%"),
     # the code trace judged on other SLOs
-    ("超 TPOT 的是 0.4%", "colocated     0.0% / 0.4%"), ("跳到 8.9%", "colocated     0.0% / 0.4%                0.0% / 8.9%"),
-    ("2P2D 有 10.7% 超过 2 s", "2P2D          0.0% / 0.0%                10.7% / 0.0%"),
-    ("8.9% 对 10.7%", "colocated-2k  0.0% / 0.7%                0.0% / 10.7%"),
-    ("混合部署撑到 6 req/s，最好的 PD 配比（3P1D）只有 4",
-     "colocated     0.0% / 0.4%                0.0% / 8.9%                2                    6              4"),
-    ("混合部署撑到 6 req/s，最好的 PD 配比（3P1D）只有 4",
-     "3P1D          0.0% / 0.0%                0.0% / 0.0%                4                    4              4"),
-    ("混合部署撑到 6 req/s，最好的 PD 配比（3P1D）只有 4",
-     "2P2D          0.0% / 0.0%                10.7% / 0.0%               2                    2              2"),
-    ("两种预算的混合部署都是 4，和 3P1D 打平",
-     "colocated-2k  0.0% / 0.7%                0.0% / 10.7%               2                    4              4"),
+    ("超 TPOT 的却有 1.2%", "colocated     0.0% / 1.2%"), ("预算 2048 的是 1.0%", "colocated-2k  0.0% / 1.0%"),
+    ("13.0% 和 13.7%", "colocated     0.0% / 1.2%                0.0% / 13.0%"),
+    ("13.0% 和 13.7%", "colocated-2k  0.0% / 1.0%                0.2% / 13.7%"),
+    ("预算 2048 的也只有 0.2%", "colocated-2k  0.0% / 1.0%                0.2% / 13.7%"),
+    ("2P2D 有 14.2% 超过 2 s", "2P2D          0.0% / 0.0%                14.2% / 0.0%"),
+    ("3P1D 的三个 prefill 实例也有 3.6%", "3P1D          0.0% / 0.0%                3.6% / 0.0%"),
+    ("两种预算的混合部署都撑到 4 req/s，最好的 PD 配比（2P2D、3P1D）只有 2",
+     "colocated     0.0% / 1.2%                0.0% / 13.0%               0                    4              2"),
+    ("两种预算的混合部署都撑到 4 req/s，最好的 PD 配比（2P2D、3P1D）只有 2",
+     "colocated-2k  0.0% / 1.0%                0.2% / 13.7%               2                    4              2"),
+    ("两种预算的混合部署都撑到 4 req/s，最好的 PD 配比（2P2D、3P1D）只有 2",
+     "2P2D          0.0% / 0.0%                14.2% / 0.0%               2                    2              2"),
+    ("两种预算的混合部署都撑到 4 req/s，最好的 PD 配比（2P2D、3P1D）只有 2",
+     "3P1D          0.0% / 0.0%                3.6% / 0.0%                2                    2              2"),
+    ("混合部署降到 2，和 2P2D、3P1D 打平",
+     "colocated     0.0% / 1.2%                0.0% / 13.0%               0                    4              2"),
+    ("1.0% 对 1.2%", "colocated     0.0% / 1.2%"), ("13.7% 对 13.0%", "colocated-2k  0.0% / 1.0%                0.2% / 13.7%"),
 ]
 
 

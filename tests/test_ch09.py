@@ -256,30 +256,30 @@ QUOTED = [
     ("NVLS 只要 6.3 us", " 6.3 "), ("128 MiB 实测 575.5 us", "575.5"), ("233 GB/s 的算法带宽", "233 GB/s"),
     ("408 GB/s 的总线带宽", "408 GB/s"), ("1 MiB 时直线给 11.6 us", "11.6"), ("128 MiB 时给 934.5 us", "934.5"),
     ("一步 10.0 ms 里 0.57 ms 是 all-reduce（6%）", "0.57                   0.72         10.0     6%"),
-    ("实测 26.0 us，160 次就是 4.15 ms", "4.15"), ("占这一步 15.4 ms 的 27%", "15.4     27%"),
-    ("直线只给 1.86 ms", "1.86"), ("到 batch 256 占到 32%", "26.1     32%"),
-    ("all-reduce 要 92.1 ms（38%）", "92.08"), ("all-reduce 要 92.1 ms（38%）", "239.6    38%"),
-    ("直线会算成 149.5 ms", "149.52"), ("TP=2 时只占 13%", "601.4    13%"),
+    ("实测 26.0 us，160 次就是 4.15 ms", "4.15"), ("占这一步 15.7 ms 的 26%", "15.7     26%"),
+    ("直线只给 1.86 ms", "1.86"), ("到 batch 256 占到 30%", "27.5     30%"),
+    ("all-reduce 要 92.1 ms（33%）", "92.08"), ("all-reduce 要 92.1 ms（33%）", "283.2    33%"),
+    ("直线会算成 149.5 ms", "149.52"), ("TP=2 时只占 12%", "653.5    12%"),
     # TP
-    ("只有 75 token/s", " 75 "), ("$12.10", "$12.10"), ("188 张卡", " 188 "), ("$1.31", "$1.31"),
-    ("TP=4 紧随其后（196 张卡、$1.36）", " 196 "), ("TP=4 紧随其后（196 张卡、$1.36）", "$1.36"),
-    ("256 张卡、$1.78", " 256 "), ("256 张卡、$1.78", "$1.78"), ("TP=2 是 692", " 692 "),
-    ("TP=8 只有 515", " 515 "), ("（$1.92）", "$1.92"), ("19.7 ms", "19.7"), ("1.38 req/s", "1.38"),
-    ("还放得下 110 个序列", "30 ms       TP2  110 "), ("8192 token 一块 601.4 ms", "601.4"),
-    ("成本也翻了一倍（$2.62）", "$2.62"), ("是 $2.39", "$2.39"), ("0.01 req/s", "19.7           0.01"),
-    ("要 65218 张卡、每百万 token $452.90", "65218  $452.90"), ("仍是 TP=4（$3.58）", "$3.58"),
-    ("TP=8 是 $3.89", "$3.89"), ("比 TP=4（6.8 ms）多", "13.2"), ("降到 10.0 ms", "10.0"),
-    ("2442 和 2259", "2442"), ("2442 和 2259", "2259"), ("只有 1546", "1546"), ("TP=4 的 1140", "1140"),
-    ("TP=8 的 933", " 933"), ("每卡 252 对 235", " 252 "), ("每卡 252 对 235", " 235 "),
-    ("239.6 对 372.7 ms", "239.6"), ("239.6 对 372.7 ms", "372.7"),
-    ("模拟 3304，实测 2608", "3304"), ("模拟 3304，实测 2608", "2608"),
-    ("1706 对 1964", "1706"), ("1706 对 1964", "1964"), ("0.87～1.39", "0.87\n"), ("0.87～1.39", "1.39\n"),
-    ("TP=4 差 14%", "1.14\n"), ("从 0.77 升到了 0.87", "0.87\n"),
+    ("只有 74 token/s", " 74 "), ("$12.22", "$12.22"), ("208 张卡", " 208 "), ("$1.44", "$1.44"),
+    ("TP=4 其次（224 张卡、$1.56）", " 224 "), ("TP=4 其次（224 张卡、$1.56）", "$1.56"),
+    ("304 张卡、$2.11", " 304 "), ("304 张卡、$2.11", "$2.11"), ("TP=2 是 628", " 628 "),
+    ("TP=8 只有 439", " 439 "), ("（$2.17）", "$2.17"), ("19.7 ms", "19.7"), ("1.23 req/s", "1.23"),
+    ("还放得下 103 个序列", "30 ms       TP2  103 "), ("8192 token 一块 653.5 ms", "653.5"),
+    ("成本也翻了一倍（$2.93）", "$2.93"), ("是 $2.83", "$2.83"), ("0.00 req/s", "19.7           0.00"),
+    ("要 208438 张卡、每百万 token $1447.49", "208438  $1447.49"), ("仍是 TP=4（$4.14）", "$4.14"),
+    ("TP=8 是 $4.56", "$4.56"), ("比 TP=4（6.8 ms）多", "13.2"), ("降到 10.0 ms", "10.0"),
+    ("2368 和 2125", "2368"), ("2368 和 2125", "2125"), ("只有 1450", "1450"), ("TP=4 的 1066", "1066"),
+    ("TP=8 的 850", " 850"), ("每卡 219 对 201", " 219 "), ("每卡 219 对 201", " 201 "),
+    ("283.2 对 419.1 ms", "283.2"), ("283.2 对 419.1 ms", "419.1"),
+    ("模拟 3049，实测 2608", "3049"), ("模拟 3049，实测 2608", "2608"),
+    ("1490 对 1964", "1490"), ("1490 对 1964", "1964"), ("0.76～1.33", "0.76\n"), ("0.76～1.33", "1.33\n"),
+    ("TP=4 只差 3%", "1.03\n"),
     # PP
     ("64 个微批才能压到 10%", "18%   10%"), ("88% 的时间在空等", "88%"), ("约 7.3 us", "7.3 us"),
-    ("TPOT 是 21.1 ms", "21.1"), ("TP=8 的 15.4 ms", "15.4"), ("379 对 520", " 379 "), ("379 对 520", " 520 "),
-    ("和 TP=8 一样是 15.4 ms", "TP4 x PP2  15.4"),
-    ("0.147 GPU-ms", "0.147"), ("TP=8 要 0.234", "0.234"), ("3,160,744", "3,160,744"),
+    ("TPOT 是 21.2 ms", "21.2"), ("TP=8 的 15.7 ms", "TP8 x PP1  15.7"), ("377 对 508", " 377 "),
+    ("377 对 508", " 508 "), ("TPOT 是 15.6 ms，和 TP=8 几乎一样", "TP4 x PP2  15.6"),
+    ("0.160 GPU-ms", "0.160"), ("TP=8 要 0.277", "0.277"), ("3,160,744", "3,160,744"),
     ("95.4 ms 的通信", "95.4 ms"), ("0.05 ms", "0.05 ms"),
     # EP
     ("每卡 9 个路由专家", "= 9 routed"), ("decode 每卡 2 个", "= 2 routed"),
@@ -289,7 +289,7 @@ QUOTED = [
     ("EP64 时是 2.50", "2.50"), ("EP128 时是 4.39", "4.39"), ("1.00 和 1.01", "1.01"), ("降到 1.08", "1.08"),
     ("仍是 1.24", "1.24"), ("EP128 也有 88%", "88%"),
     # CP
-    ("单实例要 7.84 s", "7.84 s"), ("约 137 个 token", "137 tokens"), ("1237 个", "1237 tokens"),
+    ("单实例要 8.54 s", "8.54 s"), ("约 137 个 token", "137 tokens"), ("1237 个", "1237 tokens"),
     ("最大差不到 1e-15", "max |difference| < 1e-15"),
 ]
 
@@ -322,12 +322,13 @@ def test_tp_costs_claims(nb):
         assert f"cheapest at TPOT < {slo} ms: TP{tp}" in text
     # row cells: TP, SLO, "ms", TPOT b=1, req/s, tok/s/GPU, GPUs, $/1M, bound
     plan = {(int(r[1]), r[0]): r for r in _rows(text, "TP") if r[3] != "TPOT" and r[4] != "-"}
-    assert 1.3 < _money(plan[50, "TP8"][7]) / _money(plan[50, "TP2"][7]) < 1.4            # "贵了三成多"
-    assert abs(float(plan[30, "TP2"][4]) / float(plan[50, "TP2"][4]) - 0.5) < 0.01          # "一半"
+    assert 1.4 < _money(plan[50, "TP8"][7]) / _money(plan[50, "TP2"][7]) < 1.5            # "贵了四成多"
+    assert _money(plan[50, "TP2"][7]) < _money(plan[50, "TP4"][7]) < _money(plan[50, "TP8"][7])  # "其次"
+    assert 0.45 < float(plan[30, "TP2"][4]) / float(plan[50, "TP2"][4]) < 0.5               # "不到一半"
     assert 1.9 < _money(plan[30, "TP2"][7]) / _money(plan[50, "TP2"][7]) < 2.1             # "翻了一倍"
     tight = plan[20, "TP2"]                                                                # nominally feasible
-    assert float(tight[3]) < 20 and float(tight[4]) < 0.05
-    assert 0.05 < _money(plan[20, "TP8"][7]) / _money(plan[20, "TP4"][7]) - 1 < 0.12      # "贵约 9%"
+    assert float(tight[3]) < 20 and float(tight[4]) < 0.005                                # "0.00 req/s"
+    assert 0.08 < _money(plan[20, "TP8"][7]) / _money(plan[20, "TP4"][7]) - 1 < 0.12      # "贵约 10%"
     # the decode-only ceilings agree with the plan's order at 50 ms and at 20 ms
     ceil = {(int(r[0]), r[2]): float(r[-1]) for r in _rows(_cell_stdout(nb, "decode_ceiling"), "")
             if len(r) == 5 and r[-1] != "-" and r[0].isdigit()}
@@ -339,6 +340,7 @@ def test_tp_costs_claims(nb):
     assert all(0.25 < share[50, tp] < 0.35 for tp in ("TP2", "TP4", "TP8"))               # "三成左右"
     assert all(0.2 < share[20, tp] < 0.3 for tp in ("TP4", "TP8"))                         # "两成多"
     assert share[20, "TP8"] > share[20, "TP4"]                                             # TP8 keeps more
+    assert (round(share[20, "TP8"] * 100), round(share[20, "TP4"] * 100)) == (24, 21)      # "24%，TP=4 是 21%"
 
 
 def test_published_tensorrt_llm_comparison_claims(nb):
@@ -347,8 +349,10 @@ def test_published_tensorrt_llm_comparison_claims(nb):
     assert max(sim_, key=sim_.get) == max(pub, key=pub.get) == "TP2"
     assert min(sim_, key=sim_.get) == min(pub, key=pub.get) == "TP8"
     ratios = [float(r[3]) for r in rows.values()]
-    assert (min(ratios), max(ratios)) == (0.87, 1.39) and float(rows["TP4"][3]) == 1.14
-    assert 1 - pub["TP8"] / pub["TP2"] < 0.3 < 0.45 < 1 - sim_["TP8"] / sim_["TP2"] < 0.5   # "四分之一" vs "将近一半"
+    assert (min(ratios), max(ratios)) == (0.76, 1.33) and float(rows["TP4"][3]) == 1.03
+    errors = {tp: abs(float(r[3]) - 1) for tp, r in rows.items()}
+    assert sorted(errors, key=errors.get)[-2:] == ["TP8", "TP1"]                         # "两头差得最多"
+    assert 0.2 < 1 - pub["TP8"] / pub["TP2"] < 0.3 < 0.5 < 1 - sim_["TP8"] / sim_["TP2"] < 0.55  # "四分之一" vs "一半多"
 
 
 def test_pipeline_claims(nb):
@@ -357,6 +361,8 @@ def test_pipeline_claims(nb):
     assert float(tp2pp4[3]) > float(tp8[3])                          # PP does not shorten TPOT
     assert 0.7 < float(tp2pp4[4]) / float(tp8[4]) < 0.75             # "七成多"
     assert float(tp2pp4[5]) < float(tp8[5])                          # but prefill is cheaper per token
+    assert 1.65 < float(tp8[5]) / float(tp2pp4[5]) < 1.75            # "TP=8 是 TP=2 的 1.7 倍左右"
+    assert abs(float(rows["TP4"][3]) - float(tp8[3])) <= 0.2         # TP4 x PP2: "和 TP=8 几乎一样"
 
 
 def test_moe_caveat_quotes_the_readme_validation(nb):
@@ -365,9 +371,12 @@ def test_moe_caveat_quotes_the_readme_validation(nb):
     row = next(line for line in readme.splitlines() if line.startswith("| model = mixtral-8x7b |"))
     bias = row.split("|")[4].strip()                                              # e.g. "+8.9%"
     assert re.fullmatch(r"[+-]\d+\.\d%", bias) and f"Mixtral 各行的平均偏差是 {bias}" in _prose(nb)
-    assert "Mixtral on H100/H200/B200 are over-predicted" in readme
     mixtral = [e for e in _capacity_errors("mixtral-8x7b") if e > 0.2]          # the rows the caveat means
-    assert f"在 SLO 下的容量仍高估 {min(mixtral):.0%}～{max(mixtral):.0%}".replace("%～", "～") in _prose(nb)
+    span = f"{min(mixtral):.0%}-{max(mixtral):.0%}".replace("%-", "-")            # e.g. "23-30%"
+    assert f"Mixtral on NVIDIA GPUs is over-predicted by {span}" in readme
+    assert f"NVIDIA GPU 上的行在 SLO 下的容量仍高估 {span.replace('-', '～')}" in _prose(nb)
+    offline = re.search(r"\(offline too, \+(\d+)\.\.\+(\d+)%\)", readme)        # the MLPerf offline rows
+    assert offline and f"离线吞吐也高估 {offline[1]}～{offline[2]}%" in _prose(nb)
 
 
 def _capacity_errors(model):

@@ -108,18 +108,22 @@ def test_calibrated_setup_by_hand():
     assert s.step_overhead == pytest.approx(presets.BASE_OVERHEAD_S + 80 * (gemm["c_s"] + k["attn_floor_s"]))
     # the 160 all-reduces of a step read the measured table at the step's message (tokens x 8192 x 2 B)
     table = dict(k["allreduce_us"][4])
-    assert s.comm_s_per_token == 0
+    # per token, only the kernels between the GEMMs (sim.presets.elementwise): 80 x (114688 B
+    # replicated + 63488 B / 4) at 0.55 of H100's HBM
+    assert s.comm_s_per_token == pytest.approx(80 * (114688 + 63488 / 4) / (0.55 * g.bandwidth), rel=1e-12)
     assert s.comm_seconds(64) == pytest.approx(160 * table[64 * 8192 * 2] * 1e-6, rel=1e-12)
     assert s.comm_seconds(96) == pytest.approx(160 * (table[2**20] + table[2**21]) / 2 * 1e-6, rel=1e-12)
     # on AMD, with no table, the line: latency in step_overhead, bytes over bandwidth per token
     amd = presets.instance("llama-3-70b", "mi300x", tp=4, weight_dtype="fp8")
     alpha, beta = presets.efficiency.table("mi300x")["allreduce"][4]
-    assert amd.comm_curve is None and amd.comm_s_per_token == pytest.approx(160 * 8192 * 2 / beta)
+    assert amd.comm_curve is None and amd.comm_s_per_token == pytest.approx(
+        160 * 8192 * 2 / beta + presets.elementwise_s_per_token("llama-3-70b", "mi300x", 4, "fp8"), rel=1e-12)
     assert s.attn_flops_per_pair == 4 * 80 * 64 * 128 and s.kv_serial == presets.KV_SERIAL == 1.0
     usable = k["memory"] * 0.9 - presets.RUNTIME_RESERVE_BYTES
     assert s.kv_capacity_tokens == int((4 * usable - m.total_params) / s.kv_bytes_per_token)
-    one = presets.instance("llama-3-8b", "a100-80gb")
-    assert one.comm_s_per_token == 0
+    one = presets.instance("llama-3-8b", "a100-80gb")          # tp 1, BF16: no all-reduce, no quantisation
+    assert one.comm_s_per_token == pytest.approx(32 * (2 * 8 * 4096 + 6144 * 2 + 4096 * 2 + 2048 * 2)
+                                                 / (0.50 * GPUS["a100-80gb"].bandwidth), rel=1e-12)
     assert one.step_overhead == pytest.approx(presets.BASE_OVERHEAD_S + 32 * (
         presets.efficiency.table("a100-80gb")["gemm"]["bf16"]["c_s"] + presets.efficiency.table("a100-80gb")["attn_floor_s"]))
 
@@ -189,7 +193,8 @@ def test_calibrated_defaults_and_the_handbook_rule():
     # A per-token communication time given to the calibrated rule replaces the measured all-reduce table.
     t = presets.instance("llama-2-70b", "h200", tp=8, weight_dtype="fp8")
     given = presets.instance("llama-2-70b", "h200", tp=8, weight_dtype="fp8", comm_s_per_token=1e-6)
-    assert t.comm_curve is not None and given.comm_curve is None and given.comm_s_per_token == 1e-6
+    assert t.comm_curve is not None and given.comm_curve is None
+    assert given.comm_s_per_token == 1e-6 + presets.elementwise_s_per_token("llama-2-70b", "h200", 8, "fp8")
     assert given.step_overhead == t.step_overhead
 
 

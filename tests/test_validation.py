@@ -245,6 +245,12 @@ def test_capacity_gap_diagnostics():
     assert gaps.in_flight(2.0, 0.5, 0.1, 11) == pytest.approx(2.0 * (0.5 + 10 * 0.1))
     runs = gaps.littles_law_rows(ROWS, REPORT["predicted"])
     assert len(runs) >= 15 and all(r["real"] > 0 and r["sim"] > 0 for r in runs)
+    pairs = {r["run"]: r for r in gaps.server_offline_rows(ROWS, REPORT["predicted"])}
+    rid = "mlperf-v4.1-nvidia-h200x8-llama2-70b-99-server-tok"
+    row, offline = (next(r for r in ROWS if r.id == i) for i in (rid, rid.replace("-server-", "-offline-")))
+    assert pairs[rid]["real"] == pytest.approx(row.value / offline.value)
+    assert pairs[rid]["sim"] == pytest.approx(REPORT["predicted"][rid] / REPORT["predicted"][offline.id])
+    assert len(pairs) >= 20 and all(r["run"].endswith(("-server-tok", "-interactive-tok")) for r in pairs.values())
     inputs = json.loads(gaps.KERNEL_INPUTS.read_text())
     h200 = next(r for r in gaps.allreduce_rows(inputs) if r["gpu"] == "h200" and r["tp"] == 8)
     measured_256 = float(inputs["gpus"]["h200"]["allreduce"]["tp8"][str(256 * 2 ** 20)]) * 1e-6

@@ -27,10 +27,13 @@ for AMD), none from a serving benchmark:
   ``host_s_per_seq``: ``HOST_S_PER_SEQ`` (host work per decoding sequence: scheduling, sampling,
   output). Those two host terms are the only constants fitted to the whole validation set (no
   kernel table measures them; see tests/validation/README.md);
-  ``comm_curve``: those all-reduces' time at the step's own message size (its tokens x the BF16
-  hidden state), read in the measured all-reduce table (``efficiency.allreduce_table``; where a
-  GPU has none, AMD's, the line: latency in ``step_overhead``, bytes over bandwidth in
-  ``comm_s_per_token``);
+- ``comm_curve``: the step's tensor-parallel all-reduces (two per layer) at its own message size
+  (its tokens x the BF16 hidden state), read in the measured all-reduce table
+  (``efficiency.allreduce_table``; where a GPU has none, AMD's, the line: latency in
+  ``step_overhead``, bytes over bandwidth in ``comm_s_per_token``);
+- ``comm_s_per_token``: besides that line, the memory-bound kernels between the GEMMs (residual
+  adds and RMSNorm, RoPE with the KV write, activation quantisation), derived from their bytes and
+  the fraction of HBM such kernels reach (``sim.presets.elementwise``, ``elementwise_s_per_token``);
 - ``kv_capacity_tokens``: (tp x (memory as the driver reports it x ``mem_util`` -
   ``RUNTIME_RESERVE_BYTES``) - weight_bytes) / kv_bytes_per_token.
 
@@ -58,7 +61,7 @@ import difflib
 import math
 from dataclasses import fields
 
-from sim.presets import efficiency
+from sim.presets import efficiency, elementwise
 from sim.presets.dtypes import DTYPE_BYTES, KV_FORMATS, WEIGHT_FORMATS, kv_format, weight_format
 from sim.presets.gpus import GPU, GPUS
 from sim.presets.models import MODELS, Model
@@ -118,7 +121,8 @@ def instance(model_name: str, gpu_name: str, *, tp: int = 1, weight_dtype: str =
     (``weight_bytes=...``, ``kv_capacity_tokens=...``). Raises ValueError with the reason for an
     unknown name, a dtype the GPU lacks, a tp the model's heads do not divide, or weights that do
     not fit in ``tp`` GPUs. ``comm_s_per_token`` given to the calibrated rule replaces the measured
-    all-reduce's time per token (and its table, ``comm_curve``, where the GPU has one).
+    all-reduce's time per token (and its table, ``comm_curve``, where the GPU has one); the
+    elementwise kernels' time per token (``elementwise_s_per_token``) is added to it.
 
     ``profile`` (a path or dict written by ``python -m sim calibrate``, see ``sim.profile``) puts the
     step-model terms fitted to this deployment's own benchmark runs in place of the calibrated ones;
@@ -174,7 +178,8 @@ def instance(model_name: str, gpu_name: str, *, tp: int = 1, weight_dtype: str =
         if bandwidth_util is not None:
             values["bandwidth"] = tp * g.bandwidth * bandwidth_util
         if comm_s_per_token is not None:     # the given per-token time stands for all communication
-            values["comm_s_per_token"] = comm_s_per_token
+            values["comm_s_per_token"] = comm_s_per_token + elementwise.seconds_per_token(
+                m, key, g.bandwidth, tp, weight_dtype, kv_dtype)
             values.pop("comm_curve", None)
         if kv_serial is not None:
             values["kv_serial"] = kv_serial
@@ -227,12 +232,26 @@ def calibrated(m: Model, g: GPU, key: str, tp: int, weight_dtype: str, kv_dtype:
         host_s_per_seq=HOST_S_PER_SEQ,
         attn_flops_per_pair=float(m.attention_flops_per_pair()), attn_mfu=min(1.0, attn_mfu),
         step_overhead=BASE_OVERHEAD_S + m.layers * t.layer_fixed_s + allreduces * t.allreduce_alpha_s,
-        comm_s_per_token=allreduces * m.hidden * ACTIVATION_BYTES / t.allreduce_beta if tp > 1 else 0.0)
+        comm_s_per_token=(allreduces * m.hidden * ACTIVATION_BYTES / t.allreduce_beta if tp > 1 else 0.0)
+        + elementwise.seconds_per_token(m, key, g.bandwidth, tp, weight_dtype, kv_dtype))
     measured = efficiency.allreduce_table(key, tp)
     if measured is not None:            # the table at each step's own size, in place of its line
-        values.update(step_overhead=BASE_OVERHEAD_S + m.layers * t.layer_fixed_s, comm_s_per_token=0.0,
+        values.update(step_overhead=BASE_OVERHEAD_S + m.layers * t.layer_fixed_s,
+                      comm_s_per_token=elementwise.seconds_per_token(m, key, g.bandwidth, tp, weight_dtype, kv_dtype),
                       comm_curve=allreduce_curve(measured, allreduces, m.hidden * ACTIVATION_BYTES))
     return values
+
+
+def elementwise_s_per_token(model_name: str, gpu_name: str, tp: int, weight_dtype: str = "bf16",
+                            kv_dtype: str | None = None) -> float:
+    """The calibrated rule's seconds per computed token for the kernels between the GEMMs (norms,
+    RoPE with the KV write, activation quantisation; ``sim.presets.elementwise``): the part of its
+    ``comm_s_per_token`` that is not an all-reduce."""
+    key = gpu_key(gpu_name)
+    if kv_dtype is None:
+        kv_dtype = weight_dtype if weight_dtype in KV_FORMATS else "bf16"
+    weight_format(weight_dtype), kv_format(kv_dtype)
+    return elementwise.seconds_per_token(model(model_name), key, GPUS[key].bandwidth, tp, weight_dtype, kv_dtype)
 
 
 def allreduce_curve(measured: tuple, allreduces: int, bytes_per_token: int) -> tuple:

@@ -18,6 +18,8 @@ for one instance. The step these terms describe, per layer and per GPU:
     attention   prefill FLOPs at attn_mfu of peak; the KV read at kv_util of HBM; >= attn_floor_s
     all-reduce  2 per layer (tensor parallelism only), each read in its measured table at the
                 step's own message size (``allreduce_table``; AMD: alpha + bytes / beta)
+    the rest    the memory-bound kernels between the GEMMs, bytes per token at a measured fraction
+                of HBM (derived in ``sim.presets.elementwise``, not from these tables)
 
 (S, B = the layer's parameters and their bytes on one GPU, m = the step's tokens; ||x, y||_p =
 (x**p + y**p)**(1/p), fitted per GPU and dtype: p = 2-4 where the measured GEMMs pass gradually
