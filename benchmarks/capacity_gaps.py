@@ -102,10 +102,11 @@ def main() -> int:
     report = json.loads((F.DATA / "report.json").read_text())
     print("Little's law at the published rate (sequences in flight per instance; mean TPOT):")
     print(f"  {'run':62} {'req/s':>7} {'real':>6} {'TPOT':>7} {'sim':>6} {'TPOT':>7} {'real/sim':>8}")
-    for r in littles_law_rows(F.load_rows(), report["predicted"]):
+    rows = F.load_rows()
+    for r in littles_law_rows(rows, report["predicted"]):
         print(f"  {r['run']:62} {r['rate']:7.3f} {r['real']:6.0f} {r['real_tpot'] * 1e3:5.0f}ms "
               f"{r['sim']:6.0f} {r['sim_tpot'] * 1e3:5.0f}ms {r['real'] / r['sim']:8.1f}")
-    pairs = server_offline_rows(F.load_rows(), report["predicted"])
+    pairs = server_offline_rows(rows, report["predicted"])
     print("server (or interactive) throughput over offline throughput, same system:")
     print(f"  {'run':70} {'published':>9} {'simulated':>9}")
     for r in pairs:

@@ -16,9 +16,6 @@ import what_if as W           # noqa: E402
 
 from sim import presets       # noqa: E402
 
-H = 8192                      # Llama-2-70B: hidden 8192, 64 query heads and 8 KV heads of 128, MLP 28672
-
-
 def test_swiglu_is_the_separate_pass_over_the_presets_fused_set():
     bw = presets.GPUS["h200"].bandwidth
     got = W.swiglu_s_per_token("llama-2-70b", "h200", 2, "fp8", "fp8")
