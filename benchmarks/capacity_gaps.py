@@ -2,7 +2,7 @@
 
     .venv/bin/python benchmarks/capacity_gaps.py
 
-Prints three tables that tests/validation/README.md ("What the capacity slice still misses") quotes:
+Prints four tables that tests/validation/README.md ("What the capacity slice still misses") quotes:
 
 1. Little's law on each MLPerf server run with published mean latencies: the sequences in flight
    per instance at the published rate, rate x (mean TTFT + (mean output - 1) x mean TPOT), as the
@@ -14,7 +14,12 @@ Prints three tables that tests/validation/README.md ("What the capacity slice st
    simulated (``report.json``). The real engines give up 1-26% of their offline throughput to meet
    the server limits; the simulator's capacity sits at its own offline figure or above it (its
    knee is sharper: p99 TPOT stays far under the limit until the queue runs away).
-3. The line ``alpha + bytes / beta`` that the presets timed every all-reduce with until 2026-12-03
+3. What bound each published server run: its p99 TTFT and p99 TPOT as shares of the
+   scenario's limits, as the run measured them and as the simulator predicted them at the same
+   rate (``report.json``), beside the capacity row's error. Most 70B runs sit at 0.88-1.00 of the
+   TPOT limit (TPOT-bound: the engine's batch, and so its step, grew until TPOT met the limit),
+   where the simulator at the same rate is at a third of it or less.
+4. The line ``alpha + bytes / beta`` that the presets timed every all-reduce with until 2026-12-03
    (``sim.presets.kernels``' fit, still what ``efficiency.terms`` reports), against the measured
    custom all-reduce table it was fitted to (``benchmarks/gpu/kernel_inputs.json``, interpolated
    log-log) at the message sizes decode batches and prefill chunks produce: why the presets now
@@ -79,6 +84,28 @@ def server_offline_rows(rows: list[F.Row], predicted: dict) -> list[dict]:
     return out
 
 
+def limit_rows(rows: list[F.Row], predicted: dict) -> list[dict]:
+    """Per MLPerf server/interactive throughput row whose run published p99 TTFT and p99 TPOT:
+    each p99 over its limit (``F.mlperf_limits``), published and predicted at the published rate,
+    and the capacity row's error (predicted / published - 1; None where it was not simulated)."""
+    by_id = {r.id: r for r in rows}
+    out = []
+    for rid, r in sorted(by_id.items()):
+        if r.scenario not in ("server", "interactive") or r.metric not in F.THROUGHPUT or not rid.endswith("-tok"):
+            continue
+        base = rid[: -len("-tok")]
+        ttft, tpot = by_id.get(base + "-ttft-p99"), by_id.get(base + "-tpot-p99")
+        if ttft is None or tpot is None:
+            continue
+        ttft_limit, tpot_limit = F.mlperf_limits(r)
+        sim = predicted.get(ttft.id), predicted.get(tpot.id)
+        out.append({"run": base, "real_ttft": ttft.value / ttft_limit, "real_tpot": tpot.value / tpot_limit,
+                    "sim_ttft": None if sim[0] is None else sim[0] / ttft_limit,
+                    "sim_tpot": None if sim[1] is None else sim[1] / tpot_limit,
+                    "error": predicted[rid] / r.value - 1 if rid in predicted else None})
+    return out
+
+
 def allreduce_rows(inputs: dict) -> list[dict]:
     """Fitted over measured all-reduce time per (gpu, tp) at ``MESSAGE_MIB``."""
     out = []
@@ -113,6 +140,13 @@ def main() -> int:
         print(f"  {r['run']:70} {r['real']:9.3f} {r['sim']:9.3f}")
     if pairs:
         print(f"  {'mean':70} {np.mean([r['real'] for r in pairs]):9.3f} {np.mean([r['sim'] for r in pairs]):9.3f}")
+    print("p99 TTFT and p99 TPOT over the scenario's limits at the published rate, and the capacity error:")
+    print(f"  {'run':70} {'real TTFT':>9} {'TPOT':>5} {'sim TTFT':>9} {'TPOT':>5} {'capacity':>9}")
+    share = lambda v: "     -" if v is None else f"{v:6.2f}"                      # noqa: E731
+    for r in limit_rows(rows, report["predicted"]):
+        error = "        -" if r["error"] is None else f"{r['error']:+9.1%}"
+        print(f"  {r['run']:70} {r['real_ttft']:9.2f} {r['real_tpot']:5.2f} {share(r['sim_ttft']):>9} "
+              f"{share(r['sim_tpot']):>5} {error}")
     print("all-reduce: fitted alpha + bytes / beta over the measured table, by message size:")
     print("  " + " " * 14 + "".join(f"{m:>9} MiB" for m in MESSAGE_MIB))
     for r in allreduce_rows(json.loads(KERNEL_INPUTS.read_text())):

@@ -114,8 +114,9 @@ def max_rate(setup: Setup, load, ttft_slo: float, tpot_slo: float, *, method: st
 
     ``windows``: a steady-state trial's length in windows (fixed lengths, ``num_requests=None``;
     default ``STEADY_WINDOWS``), at least 3 (a warm-up, a drain and one judged window). ``stop``: a
-    function of no arguments, asked between slices of every run; when it returns True the search
-    raises ``Cancelled`` (an interactive caller whose question has changed).
+    function of no arguments, asked between slices of every run (fixed lengths) or before each run
+    (a workload function, whose runs are not sliced); when it returns True the search raises
+    ``Cancelled`` (an interactive caller whose question has changed).
     """
     if method not in METHODS:
         raise ValueError(f"method must be one of {METHODS}, got {method!r}")

@@ -3,7 +3,7 @@ kernel measurements that stand for formats without their own."""
 import pytest
 
 from sim import presets
-from sim.presets.dtypes import DTYPE_BYTES, KV_FORMATS, WEIGHT_FORMATS
+from sim.presets.dtypes import DTYPE_BYTES, KV_FORMATS, WEIGHT_FORMATS, default_kv_dtype
 from sim.presets.gpus import GPUS
 from sim.presets.models import MODELS
 
@@ -75,3 +75,18 @@ def test_every_gpu_gives_int8_and_datasheets_agree():
 def test_bad_formats_name_the_field(kwargs, message):
     with pytest.raises(ValueError, match=message):
         presets.instance("llama-3-8b", "h100-sxm", **kwargs)
+
+
+def test_the_kv_cache_defaults_to_the_weights_format_or_bf16():
+    """One default, read by instance(), elementwise_s_per_token() and describe() alike."""
+    assert [default_kv_dtype(w) for w in ("bf16", "fp8", "int8", "fp4", "int4")] == \
+        ["bf16", "fp8", "int8", "fp4", "bf16"]
+    assert set(WEIGHT_FORMATS) - set(KV_FORMATS) == {"int4"}        # the only weight format without a KV twin
+    for weights in WEIGHT_FORMATS:
+        kv = default_kv_dtype(weights)
+        plain = presets.instance("llama-3-8b", "b200", weight_dtype=weights)       # B200: every format
+        named = presets.instance("llama-3-8b", "b200", weight_dtype=weights, kv_dtype=kv)
+        assert plain == named
+        assert presets.describe("llama-3-8b", "b200", 1, weights).endswith(f"KV {kv.upper()}")
+        assert presets.elementwise_s_per_token("llama-3-8b", "b200", 1, weights) == \
+            presets.elementwise_s_per_token("llama-3-8b", "b200", 1, weights, kv)

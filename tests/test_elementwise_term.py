@@ -80,6 +80,18 @@ def test_a_given_comm_s_per_token_replaces_only_the_all_reduce():
     assert given.comm_s_per_token == 1e-6 + presets.elementwise_s_per_token("llama-2-70b", "h200", 8, "fp8")
 
 
+def test_a_given_comm_s_per_token_replaces_the_line_where_there_is_no_table():
+    """MI300X has no all-reduce table: the line's per-token part is replaced, its alpha (in the
+    step overhead) stays, and the elementwise term is still added."""
+    line = presets.instance("llama-2-70b", "mi300x", tp=8, weight_dtype="fp8")
+    given = presets.instance("llama-2-70b", "mi300x", tp=8, weight_dtype="fp8", comm_s_per_token=2e-6)
+    assert line.comm_curve is None and given.comm_curve is None
+    between = presets.elementwise_s_per_token("llama-2-70b", "mi300x", 8, "fp8")
+    assert line.comm_s_per_token > between
+    assert given.comm_s_per_token == 2e-6 + between
+    assert given.step_overhead == line.step_overhead
+
+
 def test_elementwise_s_per_token_checks_its_names():
     with pytest.raises(ValueError, match="gpu"):
         presets.elementwise_s_per_token("llama-2-70b", "h900", 1)

@@ -251,6 +251,14 @@ def test_capacity_gap_diagnostics():
     assert pairs[rid]["real"] == pytest.approx(row.value / offline.value)
     assert pairs[rid]["sim"] == pytest.approx(REPORT["predicted"][rid] / REPORT["predicted"][offline.id])
     assert len(pairs) >= 20 and all(r["run"].endswith(("-server-tok", "-interactive-tok")) for r in pairs.values())
+    limits = {r["run"]: r for r in gaps.limit_rows(ROWS, REPORT["predicted"])}
+    base = rid[: -len("-tok")]
+    p99 = {m: next(r for r in ROWS if r.id == f"{base}-{m}-p99") for m in ("ttft", "tpot")}
+    assert limits[base]["real_ttft"] == pytest.approx(p99["ttft"].value / 2.0)      # Llama-2-70B: 2 s, 200 ms
+    assert limits[base]["real_tpot"] == pytest.approx(p99["tpot"].value / 0.2)
+    assert limits[base]["sim_tpot"] == pytest.approx(REPORT["predicted"][p99["tpot"].id] / 0.2)
+    assert limits[base]["error"] == pytest.approx(REPORT["predicted"][rid] / row.value - 1)
+    assert len(limits) >= 20 and all(0 < r["real_ttft"] <= 1 and 0 < r["real_tpot"] <= 1 for r in limits.values())
     inputs = json.loads(gaps.KERNEL_INPUTS.read_text())
     h200 = next(r for r in gaps.allreduce_rows(inputs) if r["gpu"] == "h200" and r["tp"] == 8)
     measured_256 = float(inputs["gpus"]["h200"]["allreduce"]["tp8"][str(256 * 2 ** 20)]) * 1e-6

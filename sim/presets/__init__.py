@@ -62,7 +62,7 @@ import math
 from dataclasses import fields
 
 from sim.presets import efficiency, elementwise
-from sim.presets.dtypes import DTYPE_BYTES, KV_FORMATS, WEIGHT_FORMATS, kv_format, weight_format
+from sim.presets.dtypes import DTYPE_BYTES, KV_FORMATS, WEIGHT_FORMATS, default_kv_dtype, kv_format, weight_format
 from sim.presets.gpus import GPU, GPUS
 from sim.presets.models import MODELS, Model
 from sim.setup import Setup
@@ -141,7 +141,7 @@ def instance(model_name: str, gpu_name: str, *, tp: int = 1, weight_dtype: str =
         raise ValueError(f"tp={tp} does not divide {m.name}'s {m.heads} attention heads")
     wf = weight_format(weight_dtype)
     if kv_dtype is None:                          # the weights' format, or BF16 for weight-only INT4
-        kv_dtype = weight_dtype if weight_dtype in KV_FORMATS else "bf16"
+        kv_dtype = default_kv_dtype(weight_dtype)
     kv_format(kv_dtype)
     peak = g.flops(wf.compute)                    # raises for FP8/FP4 on a GPU without it
     if not (isinstance(mem_util, (int, float)) and 0 < mem_util <= 1):
@@ -172,15 +172,11 @@ def instance(model_name: str, gpu_name: str, *, tp: int = 1, weight_dtype: str =
                       comm_s_per_token=0.0 if comm_s_per_token is None else comm_s_per_token,
                       kv_serial=0.0 if kv_serial is None else kv_serial)
     else:
-        values = calibrated(m, g, key, tp, weight_dtype, kv_dtype)
+        values = calibrated(m, g, key, tp, weight_dtype, kv_dtype, allreduce_s_per_token=comm_s_per_token)
         if mfu is not None:
             values["mfu"] = mfu
         if bandwidth_util is not None:
             values["bandwidth"] = tp * g.bandwidth * bandwidth_util
-        if comm_s_per_token is not None:     # the given per-token time stands for all communication
-            values["comm_s_per_token"] = comm_s_per_token + elementwise.seconds_per_token(
-                m, key, g.bandwidth, tp, weight_dtype, kv_dtype)
-            values.pop("comm_curve", None)
         if kv_serial is not None:
             values["kv_serial"] = kv_serial
     values.update(weight_bytes=float(weight_bytes), kv_bytes_per_token=float(kv_bytes),
@@ -208,13 +204,16 @@ def instance(model_name: str, gpu_name: str, *, tp: int = 1, weight_dtype: str =
     return Setup(**values)
 
 
-def calibrated(m: Model, g: GPU, key: str, tp: int, weight_dtype: str, kv_dtype: str) -> dict:
+def calibrated(m: Model, g: GPU, key: str, tp: int, weight_dtype: str, kv_dtype: str,
+               allreduce_s_per_token: float | None = None) -> dict:
     """The calibrated step model's Setup fields (besides sizes and peaks), from kernel measurements.
 
     A format without kernel measurements of its own uses its stand-in's (``sim.presets.dtypes``):
     its GEMMs reach the stand-in's fraction of peak, applied to its own tensor cores' peak (INT8 W8A8
     on an A100: BF16's fractions of the INT8 peak); attention keeps its own speed, re-expressed as a
-    fraction of the Setup's peak."""
+    fraction of the Setup's peak. ``allreduce_s_per_token`` (``instance``'s ``comm_s_per_token``)
+    replaces the measured all-reduce's time per token, its table included; the elementwise
+    kernels' time is added to whichever all-reduce time applies."""
     wf, kvf = WEIGHT_FORMATS[weight_dtype], KV_FORMATS[kv_dtype]
     measured = efficiency.table(key)
     gemm = wf.table if wf.table in measured["gemm"] else "bf16"
@@ -225,6 +224,7 @@ def calibrated(m: Model, g: GPU, key: str, tp: int, weight_dtype: str, kv_dtype:
     if kvf.compute != kv:                         # INT8 KV: attention matmuls in BF16, not FP8
         attn_mfu *= g.flops(kvf.compute) / g.flops(kv)
     allreduces = 2 * m.layers if tp > 1 else 0          # after attention and after the MLP
+    between = elementwise.seconds_per_token(m, key, g.bandwidth, tp, weight_dtype, kv_dtype)
     values = dict(
         params=float(m.active_params - m.embedding_params),
         mfu=t.mfu, bandwidth=tp * g.bandwidth * t.bandwidth_util, kv_serial=KV_SERIAL,
@@ -233,12 +233,14 @@ def calibrated(m: Model, g: GPU, key: str, tp: int, weight_dtype: str, kv_dtype:
         attn_flops_per_pair=float(m.attention_flops_per_pair()), attn_mfu=min(1.0, attn_mfu),
         step_overhead=BASE_OVERHEAD_S + m.layers * t.layer_fixed_s + allreduces * t.allreduce_alpha_s,
         comm_s_per_token=(allreduces * m.hidden * ACTIVATION_BYTES / t.allreduce_beta if tp > 1 else 0.0)
-        + elementwise.seconds_per_token(m, key, g.bandwidth, tp, weight_dtype, kv_dtype))
+        + between)
     measured = efficiency.allreduce_table(key, tp)
     if measured is not None:            # the table at each step's own size, in place of its line
-        values.update(step_overhead=BASE_OVERHEAD_S + m.layers * t.layer_fixed_s,
-                      comm_s_per_token=elementwise.seconds_per_token(m, key, g.bandwidth, tp, weight_dtype, kv_dtype),
+        values.update(step_overhead=BASE_OVERHEAD_S + m.layers * t.layer_fixed_s, comm_s_per_token=between,
                       comm_curve=allreduce_curve(measured, allreduces, m.hidden * ACTIVATION_BYTES))
+    if allreduce_s_per_token is not None:     # the given per-token time stands for all communication
+        values["comm_s_per_token"] = allreduce_s_per_token + between
+        values.pop("comm_curve", None)
     return values
 
 
@@ -249,7 +251,7 @@ def elementwise_s_per_token(model_name: str, gpu_name: str, tp: int, weight_dtyp
     ``comm_s_per_token`` that is not an all-reduce."""
     key = gpu_key(gpu_name)
     if kv_dtype is None:
-        kv_dtype = weight_dtype if weight_dtype in KV_FORMATS else "bf16"
+        kv_dtype = default_kv_dtype(weight_dtype)
     weight_format(weight_dtype), kv_format(kv_dtype)
     return elementwise.seconds_per_token(model(model_name), key, GPUS[key].bandwidth, tp, weight_dtype, kv_dtype)
 
@@ -321,7 +323,7 @@ def describe(model_name: str, gpu_name: str, tp: int, weight_dtype: str = "bf16"
     """How every command names an instance: the presets' display names, e.g.
     "Llama-3-70B on 8 x H100 SXM, weights FP8 / KV FP8"."""
     if kv_dtype is None:                          # instance()'s default
-        kv_dtype = weight_dtype if weight_dtype in KV_FORMATS else "bf16"
+        kv_dtype = default_kv_dtype(weight_dtype)
     return (f"{model(model_name).name} on {tp} x {gpu(gpu_name).name}, "
             f"weights {weight_dtype.upper()} / KV {kv_dtype.upper()}")
 

@@ -70,3 +70,9 @@ def kv_format(name: str) -> Format:
     if name not in KV_FORMATS:
         raise ValueError(f"kv_dtype must be one of {sorted(KV_FORMATS)}, got {name!r}")
     return KV_FORMATS[name]
+
+
+def default_kv_dtype(weight_dtype: str) -> str:
+    """The KV cache's format where none is given: the weights' own, or BF16 where the weights'
+    format has no KV counterpart (weight-only INT4)."""
+    return weight_dtype if weight_dtype in KV_FORMATS else "bf16"
