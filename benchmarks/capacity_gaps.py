@@ -18,7 +18,8 @@ Prints four tables that tests/validation/README.md ("What the capacity slice sti
    scenario's limits, as the run measured them and as the simulator predicted them at the same
    rate (``report.json``), beside the capacity row's error. Most 70B runs sit at 0.88-1.00 of the
    TPOT limit (TPOT-bound: the engine's batch, and so its step, grew until TPOT met the limit),
-   where the simulator at the same rate is at a third of it or less.
+   where the simulator at the same rate is at 0.20-0.56 of it (mostly a third or less). Runs
+   without both published p99s are listed as left out.
 4. The line ``alpha + bytes / beta`` that the presets timed every all-reduce with until 2026-12-03
    (``sim.presets.kernels``' fit, still what ``efficiency.terms`` reports), against the measured
    custom all-reduce table it was fitted to (``benchmarks/gpu/kernel_inputs.json``, interpolated
@@ -85,19 +86,29 @@ def server_offline_rows(rows: list[F.Row], predicted: dict) -> list[dict]:
 
 
 def limit_rows(rows: list[F.Row], predicted: dict) -> list[dict]:
-    """Per MLPerf server/interactive throughput row whose run published p99 TTFT and p99 TPOT:
-    each p99 over its limit (``F.mlperf_limits``), published and predicted at the published rate,
-    and the capacity row's error (predicted / published - 1; None where it was not simulated)."""
+    """Per server/interactive throughput row (``<run>-tok``) whose run published p99 TTFT and p99
+    TPOT (``<run>-ttft-p99``, ``<run>-tpot-p99``): each p99 over its limit (``F.mlperf_limits``),
+    published and predicted at the published rate, and the capacity row's error (predicted /
+    published - 1); the predicted figures are None where the row was not simulated. Runs without
+    both p99 rows are returned in ``left_out`` (a list the caller passes, if it wants them)."""
+    return _limit_rows(rows, predicted, [])
+
+
+def _limit_rows(rows: list[F.Row], predicted: dict, left_out: list) -> list[dict]:
     by_id = {r.id: r for r in rows}
     out = []
     for rid, r in sorted(by_id.items()):
-        if r.scenario not in ("server", "interactive") or r.metric not in F.THROUGHPUT or not rid.endswith("-tok"):
+        if r.scenario not in ("server", "interactive") or r.metric not in F.THROUGHPUT:
             continue
-        base = rid[: -len("-tok")]
+        base = rid[: -len("-tok")] if rid.endswith("-tok") else rid
         ttft, tpot = by_id.get(base + "-ttft-p99"), by_id.get(base + "-tpot-p99")
         if ttft is None or tpot is None:
+            left_out.append(base)
             continue
-        ttft_limit, tpot_limit = F.mlperf_limits(r)
+        limits = F.mlperf_limits(r)
+        if limits is None:
+            raise ValueError(f"{rid}: no MLPerf latency limits for {r.model} {r.scenario} (fidelity.MLPERF_LIMITS)")
+        ttft_limit, tpot_limit = limits
         sim = predicted.get(ttft.id), predicted.get(tpot.id)
         out.append({"run": base, "real_ttft": ttft.value / ttft_limit, "real_tpot": tpot.value / tpot_limit,
                     "sim_ttft": None if sim[0] is None else sim[0] / ttft_limit,
@@ -142,11 +153,14 @@ def main() -> int:
         print(f"  {'mean':70} {np.mean([r['real'] for r in pairs]):9.3f} {np.mean([r['sim'] for r in pairs]):9.3f}")
     print("p99 TTFT and p99 TPOT over the scenario's limits at the published rate, and the capacity error:")
     print(f"  {'run':70} {'real TTFT':>9} {'TPOT':>5} {'sim TTFT':>9} {'TPOT':>5} {'capacity':>9}")
-    share = lambda v: "     -" if v is None else f"{v:6.2f}"                      # noqa: E731
-    for r in limit_rows(rows, report["predicted"]):
+    share = lambda v, width: f"{'-' if v is None else f'{v:.2f}':>{width}}"     # noqa: E731
+    left_out: list = []
+    for r in _limit_rows(rows, report["predicted"], left_out):
         error = "        -" if r["error"] is None else f"{r['error']:+9.1%}"
-        print(f"  {r['run']:70} {r['real_ttft']:9.2f} {r['real_tpot']:5.2f} {share(r['sim_ttft']):>9} "
-              f"{share(r['sim_tpot']):>5} {error}")
+        print(f"  {r['run']:70} {r['real_ttft']:9.2f} {r['real_tpot']:5.2f} {share(r['sim_ttft'], 9)} "
+              f"{share(r['sim_tpot'], 5)} {error}")
+    if left_out:
+        print(f"  left out (no published p99 TTFT and TPOT): {', '.join(left_out)}")
     print("all-reduce: fitted alpha + bytes / beta over the measured table, by message size:")
     print("  " + " " * 14 + "".join(f"{m:>9} MiB" for m in MESSAGE_MIB))
     for r in allreduce_rows(json.loads(KERNEL_INPUTS.read_text())):

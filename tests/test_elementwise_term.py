@@ -89,7 +89,7 @@ def test_a_given_comm_s_per_token_replaces_the_line_where_there_is_no_table():
     between = presets.elementwise_s_per_token("llama-2-70b", "mi300x", 8, "fp8")
     assert line.comm_s_per_token > between
     assert given.comm_s_per_token == 2e-6 + between
-    assert given.step_overhead == line.step_overhead
+    assert line.replace(comm_s_per_token=given.comm_s_per_token) == given      # nothing else moves
 
 
 def test_elementwise_s_per_token_checks_its_names():

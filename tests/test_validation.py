@@ -257,8 +257,21 @@ def test_capacity_gap_diagnostics():
     assert limits[base]["real_ttft"] == pytest.approx(p99["ttft"].value / 2.0)      # Llama-2-70B: 2 s, 200 ms
     assert limits[base]["real_tpot"] == pytest.approx(p99["tpot"].value / 0.2)
     assert limits[base]["sim_tpot"] == pytest.approx(REPORT["predicted"][p99["tpot"].id] / 0.2)
+    assert limits[base]["sim_ttft"] == pytest.approx(REPORT["predicted"][p99["ttft"].id] / 2.0)
     assert limits[base]["error"] == pytest.approx(REPORT["predicted"][rid] / row.value - 1)
     assert len(limits) >= 20 and all(0 < r["real_ttft"] <= 1 and 0 < r["real_tpot"] <= 1 for r in limits.values())
+    # an interactive run is judged against its own, tighter limits (70B interactive: 450 ms, 40 ms)
+    interactive = "mlperf-v5.0-dell-xe9680-h200x8-llama2-70b-interactive-99.9-interactive"
+    tpot99 = next(r for r in ROWS if r.id == f"{interactive}-tpot-p99")
+    assert limits[interactive]["real_tpot"] == pytest.approx(tpot99.value / F.mlperf_limits(tpot99)[1])
+    assert F.mlperf_limits(tpot99)[1] < 0.2
+    # a run the report did not simulate keeps None, not a number
+    unsimulated = limits["mlperf-v5.0-nvidia-h100x8-llama2-70b-99.9-server"]
+    assert unsimulated["error"] is None and unsimulated["sim_tpot"] is None and unsimulated["real_tpot"] > 0
+    left_out: list = []
+    gaps._limit_rows(ROWS, REPORT["predicted"], left_out)
+    assert "mlperf-v5.1-nvidia-gb200x4-llama2-70b-server" in left_out          # no published p99s
+    assert not set(left_out) & set(limits)
     inputs = json.loads(gaps.KERNEL_INPUTS.read_text())
     h200 = next(r for r in gaps.allreduce_rows(inputs) if r["gpu"] == "h200" and r["tp"] == 8)
     measured_256 = float(inputs["gpus"]["h200"]["allreduce"]["tp8"][str(256 * 2 ** 20)]) * 1e-6
