@@ -76,7 +76,7 @@ def server_offline_rows(rows: list[F.Row], predicted: dict) -> list[dict]:
     by_id = {r.id: r for r in rows}
     out = []
     for rid, r in sorted(by_id.items()):
-        if r.scenario not in ("server", "interactive") or r.metric not in F.THROUGHPUT:
+        if r.kind != "capacity at the SLO":
             continue
         offline = by_id.get(rid.replace(f"-{r.scenario}-", "-offline-"))
         if offline is None or offline.id == rid or rid not in predicted or offline.id not in predicted:
@@ -85,25 +85,22 @@ def server_offline_rows(rows: list[F.Row], predicted: dict) -> list[dict]:
     return out
 
 
-def limit_rows(rows: list[F.Row], predicted: dict) -> list[dict]:
+def limit_rows(rows: list[F.Row], predicted: dict, left_out: list | None = None) -> list[dict]:
     """Per server/interactive throughput row (``<run>-tok``) whose run published p99 TTFT and p99
     TPOT (``<run>-ttft-p99``, ``<run>-tpot-p99``): each p99 over its limit (``F.mlperf_limits``),
     published and predicted at the published rate, and the capacity row's error (predicted /
     published - 1); the predicted figures are None where the row was not simulated. Runs without
-    both p99 rows are returned in ``left_out`` (a list the caller passes, if it wants them)."""
-    return _limit_rows(rows, predicted, [])
-
-
-def _limit_rows(rows: list[F.Row], predicted: dict, left_out: list) -> list[dict]:
+    both p99 rows are appended to ``left_out``, when given."""
     by_id = {r.id: r for r in rows}
     out = []
     for rid, r in sorted(by_id.items()):
-        if r.scenario not in ("server", "interactive") or r.metric not in F.THROUGHPUT:
+        if r.kind != "capacity at the SLO":
             continue
         base = rid[: -len("-tok")] if rid.endswith("-tok") else rid
         ttft, tpot = by_id.get(base + "-ttft-p99"), by_id.get(base + "-tpot-p99")
         if ttft is None or tpot is None:
-            left_out.append(base)
+            if left_out is not None:
+                left_out.append(base)
             continue
         limits = F.mlperf_limits(r)
         if limits is None:
@@ -115,6 +112,11 @@ def _limit_rows(rows: list[F.Row], predicted: dict, left_out: list) -> list[dict
                     "sim_tpot": None if sim[1] is None else sim[1] / tpot_limit,
                     "error": predicted[rid] / r.value - 1 if rid in predicted else None})
     return out
+
+
+def share(value: float | None, width: int) -> str:
+    """A limit share right-aligned in ``width`` characters, "-" where it was not simulated."""
+    return f"{'-' if value is None else f'{value:.2f}':>{width}}"
 
 
 def allreduce_rows(inputs: dict) -> list[dict]:
@@ -153,9 +155,8 @@ def main() -> int:
         print(f"  {'mean':70} {np.mean([r['real'] for r in pairs]):9.3f} {np.mean([r['sim'] for r in pairs]):9.3f}")
     print("p99 TTFT and p99 TPOT over the scenario's limits at the published rate, and the capacity error:")
     print(f"  {'run':70} {'real TTFT':>9} {'TPOT':>5} {'sim TTFT':>9} {'TPOT':>5} {'capacity':>9}")
-    share = lambda v, width: f"{'-' if v is None else f'{v:.2f}':>{width}}"     # noqa: E731
     left_out: list = []
-    for r in _limit_rows(rows, report["predicted"], left_out):
+    for r in limit_rows(rows, report["predicted"], left_out):
         error = "        -" if r["error"] is None else f"{r['error']:+9.1%}"
         print(f"  {r['run']:70} {r['real_ttft']:9.2f} {r['real_tpot']:5.2f} {share(r['sim_ttft'], 9)} "
               f"{share(r['sim_tpot'], 5)} {error}")

@@ -269,7 +269,7 @@ def test_capacity_gap_diagnostics():
     unsimulated = limits["mlperf-v5.0-nvidia-h100x8-llama2-70b-99.9-server"]
     assert unsimulated["error"] is None and unsimulated["sim_tpot"] is None and unsimulated["real_tpot"] > 0
     left_out: list = []
-    gaps._limit_rows(ROWS, REPORT["predicted"], left_out)
+    gaps.limit_rows(ROWS, REPORT["predicted"], left_out)
     assert "mlperf-v5.1-nvidia-gb200x4-llama2-70b-server" in left_out          # no published p99s
     assert not set(left_out) & set(limits)
     inputs = json.loads(gaps.KERNEL_INPUTS.read_text())
